@@ -1,0 +1,70 @@
+// Quantizers, dequantizers and scale-layout converters (DESIGN.md §2).
+//
+// Every function here has a GPU version (device pointers, asynchronous on the
+// given stream, no allocation, no host synchronisation, graph-capturable) and a
+// CPU version in namespace cpu (host pointers). The two produce bit-identical
+// results.
+//
+// Quantization rules:
+//   NVFP4  g = nvfp4_global_encode_scale(amax(tensor)) or a caller-given g;
+//          block scale s = E4M3_rn_satfinite(amax(block) / 6 · g);
+//          q = E2M1_rn_satfinite(x · g / float(s)), 0 where s is 0;
+//          the global decode scale written to dst.global_scale is 1/g.
+//   MXFP4  e = clamp(floor(log2(amax(block))) − 2, −127, 127), scale code e+127,
+//          q = E2M1_rn_satfinite(x / 2^e); an all-zero block gets 2^-127.
+// Non-finite input: a block holding a NaN or ±Inf gets the NaN scale (E4M3
+// 0x7F, UE8M0 0xFF) and all-zero elements, so it decodes to NaN and spreads no
+// further; the NVFP4 tensor amax counts finite values only.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "fp4moe/tensor.hpp"
+
+namespace fp4moe {
+
+/// g = 448·6 / amax, the NVFP4 global encode scale; 1 when amax is 0 or not
+/// finite, FLT_MAX where the quotient would overflow.
+float nvfp4_global_encode_scale(float amax);
+
+// ----------------------------------------------------------------- GPU ----
+
+/// Quantize src (BF16 or FP32, [groups·rows, K] with K = dst.cols) into dst.
+/// NVFP4: `encode_scale` is a device pointer to g; null means "compute g from
+/// amax(src) first" (one more read of src). dst.global_scale (device, required)
+/// receives 1/g. MXFP4: encode_scale and dst.global_scale must be null.
+void quantize(const MatrixView& src, const Fp4Tensor& dst, cudaStream_t stream,
+              const float* encode_scale = nullptr);
+void quantize_nvfp4(const MatrixView& src, const Fp4Tensor& dst, cudaStream_t stream,
+                    const float* encode_scale = nullptr);
+void quantize_mxfp4(const MatrixView& src, const Fp4Tensor& dst, cudaStream_t stream);
+
+/// amax over the finite elements of src, written as one float to `amax` (device).
+void compute_amax(const MatrixView& src, float* amax, cudaStream_t stream);
+
+/// Decode src into dst (BF16 or FP32, same shape): e2m1 · scale · global.
+void dequantize(const Fp4Tensor& src, const MatrixView& dst, cudaStream_t stream);
+
+/// Copy `groups` scale matrices of [rows, cols] (cols = scale columns) from one
+/// layout to the other. Padding entries of a tiled destination are written as 0.
+void convert_scale_layout(const void* src, ScaleLayout src_layout, void* dst,
+                          ScaleLayout dst_layout, std::int64_t rows, std::int64_t cols,
+                          std::int64_t groups, cudaStream_t stream);
+
+// ----------------------------------------------------------------- CPU ----
+namespace cpu {
+
+void quantize(const MatrixView& src, const Fp4Tensor& dst, const float* encode_scale = nullptr);
+void quantize_nvfp4(const MatrixView& src, const Fp4Tensor& dst,
+                    const float* encode_scale = nullptr);
+void quantize_mxfp4(const MatrixView& src, const Fp4Tensor& dst);
+float compute_amax(const MatrixView& src);
+void dequantize(const Fp4Tensor& src, const MatrixView& dst);
+void convert_scale_layout(const void* src, ScaleLayout src_layout, void* dst,
+                          ScaleLayout dst_layout, std::int64_t rows, std::int64_t cols,
+                          std::int64_t groups);
+
+}  // namespace cpu
+}  // namespace fp4moe

@@ -1,0 +1,32 @@
+// Checks of an Fp4Tensor argument shared by every entry point that takes one.
+#pragma once
+
+#include <string>
+
+#include "api/check.hpp"
+
+namespace fp4moe::detail {
+
+/// Pointers, format, layout, shape and global-scale rules of DESIGN.md §2.
+/// `device` adds the alignment rules of the GPU kernels (16 bytes for data).
+inline void check_fp4_tensor(const ArgCheck& c, const Fp4Tensor& t, const std::string& name,
+                             bool device) {
+  c.require(valid_format(t.format), name + ".format", "must be kNVFP4 or kMXFP4");
+  c.require(valid_layout(t.scale_layout), name + ".scale_layout", "must be kRowMajor or kTiled128x4");
+  c.not_null(t.data, name + ".data");
+  c.not_null(t.scales, name + ".scales");
+  c.non_negative(t.rows, name + ".rows");
+  c.positive(t.groups, name + ".groups");
+  c.positive(t.cols, name + ".cols");
+  c.multiple_of(t.cols, block_size(t.format), name + ".cols",
+                std::string("the ") + format_name(t.format) + " block size");
+  c.require(t.rows <= (std::int64_t(1) << 40) / t.cols, name, "rows*cols must be below 2^40 per group");
+  if (t.format == Fp4Format::kNVFP4) {
+    c.not_null(t.global_scale, name + ".global_scale");
+  } else {
+    c.require(t.global_scale == nullptr, name + ".global_scale", "must be null for MXFP4 (no global scale)");
+  }
+  if (device) c.aligned(t.data, 16, name + ".data");
+}
+
+}  // namespace fp4moe::detail

@@ -1,0 +1,35 @@
+#include "common/device_info.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <atomic>
+
+#include "common/cuda_check.hpp"
+
+namespace fp4moe::detail {
+
+int current_device() {
+  int dev = 0;
+  FP4MOE_CUDA_CHECK(cudaGetDevice(&dev));
+  return dev;
+}
+
+int current_device_sm_count() {
+  // Lock-free cache: a race only repeats the query.
+  static std::array<std::atomic<int>, 64> cache{};
+  const int dev = current_device();
+  if (dev < 0 || dev >= static_cast<int>(cache.size())) {
+    int n = 0;
+    FP4MOE_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+    return n;
+  }
+  int n = cache[static_cast<std::size_t>(dev)].load(std::memory_order_relaxed);
+  if (n == 0) {
+    FP4MOE_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+    cache[static_cast<std::size_t>(dev)].store(n, std::memory_order_relaxed);
+  }
+  return n;
+}
+
+}  // namespace fp4moe::detail

@@ -1,0 +1,324 @@
+// GPU quantizers (BF16/FP32 → NVFP4/MXFP4), amax reduction and dequantizer.
+//
+// Memory-bound streaming kernels. Each thread owns 16-byte input vectors
+// (8 BF16 or 4 FP32 values); the T = block/vector lanes that share one
+// quantization block are adjacent in the warp and agree on the block amax with
+// T-1 shuffles. The block rules themselves are block_rules.hpp, shared with the
+// CPU quantizer, so the two are bit-identical by construction.
+#include <cuda_bf16.h>
+
+#include "common/cuda_check.hpp"
+#include "common/device_info.hpp"
+#include "format/block_rules.hpp"
+#include "format/format_ops.hpp"
+#include "format/scale_convert.hpp"
+#include "kernels/sm90/ptx/global_memory.cuh"
+
+namespace fp4moe::detail {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kUnroll = 4;  // independent 16-byte loads in flight per thread
+
+/// One 16-byte input vector as floats, plus the max of its |x| bits.
+template <class In>
+struct Vec;
+
+template <>
+struct Vec<__nv_bfloat16> {
+  static constexpr int kSize = 8;
+  float x[8];
+  std::uint32_t amax_bits;
+  __device__ void unpack(uint4 v) {
+    const std::uint32_t w[4] = {v.x, v.y, v.z, v.w};
+    std::uint32_t m = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      x[2 * i] = __uint_as_float(w[i] << 16);
+      x[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+      m = __vmaxu2(m, w[i] & 0x7fff7fffu);  // two |bf16| patterns at once
+    }
+    amax_bits = max(m << 16, m & 0xffff0000u);
+  }
+};
+
+template <>
+struct Vec<float> {
+  static constexpr int kSize = 4;
+  float x[4];
+  std::uint32_t amax_bits;
+  __device__ void unpack(uint4 v) {
+    const std::uint32_t w[4] = {v.x, v.y, v.z, v.w};
+    std::uint32_t m = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      x[i] = __uint_as_float(w[i]);
+      m = max(m, w[i] & 0x7fffffffu);
+    }
+    amax_bits = m;
+  }
+};
+
+/// Packs kSize E2M1 codes (element 2i in the low nibble) into 2·kSize/4 bytes.
+template <int kSize>
+__device__ __forceinline__ std::uint32_t pack_codes(const unsigned (&q)[kSize]) {
+  std::uint32_t p = 0;
+#pragma unroll
+  for (int i = 0; i < kSize; ++i) p |= q[i] << (4 * i);
+  return p;
+}
+
+template <class In, bool kNvfp4, bool kTiled>
+__global__ void __launch_bounds__(kThreads) quantize_kernel(
+    const In* __restrict__ src, std::uint8_t* __restrict__ data, std::uint8_t* __restrict__ scales,
+    const float* __restrict__ g_source, bool g_source_is_amax, float* __restrict__ decode_out,
+    std::int64_t rows, std::int64_t cols) {
+  using V = Vec<In>;
+  constexpr int kBlock = kNvfp4 ? 16 : 32;
+  constexpr int kLanesPerBlock = kBlock / V::kSize;  // 2, 4 or 8
+  const std::int64_t group = blockIdx.y;
+  const std::int64_t n_vec = rows * cols / V::kSize;
+  const std::int64_t scols = cols / kBlock;
+  src += group * rows * cols;
+  data += group * rows * cols / 2;
+  scales += group * scale_bytes(kTiled ? ScaleLayout::kTiled128x4 : ScaleLayout::kRowMajor, rows, scols);
+
+  float g = 1.0f;
+  if constexpr (kNvfp4) {
+    const float s = g_source[group];
+    g = g_source_is_amax ? nvfp4_encode_scale_from_amax(s) : s;
+    // With a caller-given g the decode scale can be written here; in amax mode
+    // g_source *is* the output slot, so a later kernel writes it instead.
+    if (!g_source_is_amax && blockIdx.x == 0 && threadIdx.x == 0) decode_out[group] = 1.0f / g;
+  }
+
+  const int lane = threadIdx.x % 32;
+  const std::int64_t stride = std::int64_t(gridDim.x) * kThreads;
+  // v0 is the warp's first vector: uniform across the warp, so the shuffles
+  // below always run with every lane present.
+  for (std::int64_t v0 = std::int64_t(blockIdx.x) * kThreads + threadIdx.x - lane; v0 < n_vec;
+       v0 += stride * kUnroll) {
+    uint4 raw[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::int64_t v = v0 + lane + u * stride;
+      raw[u] = v < n_vec ? ptx::ld_stream_v4(src + v * V::kSize) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::int64_t v = v0 + lane + u * stride;
+      V in;
+      in.unpack(raw[u]);
+      std::uint32_t amax = in.amax_bits;
+#pragma unroll
+      for (int off = 1; off < kLanesPerBlock; off *= 2) amax = max(amax, __shfl_xor_sync(0xffffffffu, amax, off));
+
+      std::uint8_t code;
+      unsigned q[V::kSize];
+      if constexpr (kNvfp4) {
+        code = nvfp4_scale_code(amax, g);
+        const bool zeroed = nvfp4_block_is_zeroed(code);
+        const float sf = decode_e4m3(code);
+#pragma unroll
+        for (int i = 0; i < V::kSize; ++i) q[i] = zeroed ? 0u : nvfp4_element_code(in.x[i], g, sf);
+      } else {
+        code = mxfp4_scale_code(amax);
+        const bool zeroed = code == kUE8M0NaN;
+        const float inv = mxfp4_inverse_scale(code);
+#pragma unroll
+        for (int i = 0; i < V::kSize; ++i) q[i] = zeroed ? 0u : mxfp4_element_code(in.x[i], inv);
+      }
+      if (v < n_vec) {
+        const std::uint32_t packed = pack_codes(q);
+        if constexpr (V::kSize == 8) {
+          reinterpret_cast<std::uint32_t*>(data)[v] = packed;
+        } else {
+          reinterpret_cast<std::uint16_t*>(data)[v] = static_cast<std::uint16_t>(packed);
+        }
+        if (lane % kLanesPerBlock == 0) {
+          const std::int64_t blk = v / kLanesPerBlock;
+          std::int64_t off = blk;
+          if constexpr (kTiled) {
+            const std::uint32_t r = static_cast<std::uint32_t>(blk) / static_cast<std::uint32_t>(scols);
+            const std::uint32_t c = static_cast<std::uint32_t>(blk) - r * static_cast<std::uint32_t>(scols);
+            off = tiled128x4_offset(r, c, scols);
+          }
+          scales[off] = code;
+        }
+      }
+    }
+  }
+}
+
+/// Writes 0 into the padding of a tiled scale layout (rows ≥ `rows` or
+/// columns ≥ `cols`), one thread per padded byte position.
+__global__ void zero_tiled_padding_kernel(std::uint8_t* scales, std::int64_t rows, std::int64_t cols,
+                                          std::int64_t per_group) {
+  const std::int64_t g = blockIdx.y;
+  for (std::int64_t p = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < per_group;
+       p += std::int64_t(gridDim.x) * blockDim.x) {
+    std::int64_t r, c;
+    tiled128x4_coords(p, cols, r, c);
+    if (r >= rows || c >= cols) scales[g * per_group + p] = 0;
+  }
+}
+
+template <class In>
+__global__ void __launch_bounds__(kThreads) amax_kernel(const In* __restrict__ src, std::int64_t per_group,
+                                                        unsigned* __restrict__ out) {
+  using V = Vec<In>;
+  const std::int64_t group = blockIdx.y;
+  src += group * per_group;
+  const std::int64_t n_vec = per_group / V::kSize;
+  std::uint32_t m = 0;
+  for (std::int64_t v = std::int64_t(blockIdx.x) * kThreads + threadIdx.x; v < n_vec;
+       v += std::int64_t(gridDim.x) * kThreads) {
+    V in;
+    in.unpack(ptx::ld_stream_v4(src + v * V::kSize));
+    // Vec's amax is over all values; finite-only needs a per-value look.
+#pragma unroll
+    for (int i = 0; i < V::kSize; ++i) {
+      const std::uint32_t b = abs_bits(in.x[i]);
+      if (b < kNonFiniteBits) m = max(m, b);
+    }
+  }
+  m = __reduce_max_sync(0xffffffffu, m);
+  __shared__ std::uint32_t warp_max[kThreads / 32];
+  if (threadIdx.x % 32 == 0) warp_max[threadIdx.x / 32] = m;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < kThreads / 32; ++w) m = max(m, warp_max[w]);
+    atomicMax(out + group, m);  // non-negative float bits order like the floats
+  }
+}
+
+__global__ void finalize_nvfp4_scale_kernel(float* scale, std::int64_t groups) {
+  for (std::int64_t g = threadIdx.x; g < groups; g += blockDim.x)
+    scale[g] = 1.0f / nvfp4_encode_scale_from_amax(scale[g]);
+}
+
+/// 16 elements (8 bytes of codes) per thread iteration.
+template <class Out, bool kNvfp4>
+__global__ void __launch_bounds__(kThreads) dequantize_kernel(
+    const std::uint8_t* __restrict__ data, const std::uint8_t* __restrict__ scales,
+    const float* __restrict__ global, Out* __restrict__ dst, std::int64_t rows, std::int64_t cols,
+    ScaleLayout layout) {
+  constexpr int kBlock = kNvfp4 ? 16 : 32;
+  const std::int64_t group = blockIdx.y;
+  const std::int64_t scols = cols / kBlock;
+  data += group * rows * cols / 2;
+  scales += group * scale_bytes(layout, rows, scols);
+  dst += group * rows * cols;
+  const float gs = kNvfp4 ? global[group] : 1.0f;
+  const std::int64_t n16 = rows * cols / 16;
+  for (std::int64_t i = std::int64_t(blockIdx.x) * kThreads + threadIdx.x; i < n16;
+       i += std::int64_t(gridDim.x) * kThreads) {
+    const uint2 codes = reinterpret_cast<const uint2*>(data)[i];
+    const std::int64_t e0 = i * 16, r = e0 / cols, c = (e0 % cols) / kBlock;
+    const float sf = decode_block_scale(kNvfp4, scales[scale_offset(layout, r, c, scols)]);
+    float out[16];
+#pragma unroll
+    for (int k = 0; k < 16; ++k) {
+      const std::uint32_t w = k < 8 ? codes.x : codes.y;
+      out[k] = dequantize_element((w >> (4 * (k % 8))) & 0xfu, sf, gs);
+    }
+    if constexpr (sizeof(Out) == 4) {
+      float4* o = reinterpret_cast<float4*>(dst + e0);
+#pragma unroll
+      for (int k = 0; k < 4; ++k) o[k] = make_float4(out[4 * k], out[4 * k + 1], out[4 * k + 2], out[4 * k + 3]);
+    } else {
+      std::uint32_t w[8];
+#pragma unroll
+      for (int k = 0; k < 8; ++k)
+        w[k] = std::uint32_t(float_to_bf16_bits(out[2 * k])) | (std::uint32_t(float_to_bf16_bits(out[2 * k + 1])) << 16);
+      uint4* o = reinterpret_cast<uint4*>(dst + e0);
+      o[0] = make_uint4(w[0], w[1], w[2], w[3]);
+      o[1] = make_uint4(w[4], w[5], w[6], w[7]);
+    }
+  }
+}
+
+/// Blocks for a grid-stride streaming kernel over `work` thread-items: enough
+/// to fill the device (8 blocks of 256 per SM), fewer for small inputs.
+unsigned streaming_blocks(std::int64_t work) {
+  const std::int64_t full = std::int64_t(current_device_sm_count()) * 8;
+  return static_cast<unsigned>(std::max<std::int64_t>(1, std::min(full, ceil_div(work, kThreads))));
+}
+
+template <class In, bool kNvfp4, bool kTiled>
+void launch_quantize_t(const MatrixView& src, const Fp4Tensor& dst, const float* g_source,
+                       bool g_source_is_amax, cudaStream_t stream) {
+  const std::int64_t n_vec = dst.rows * dst.cols / Vec<In>::kSize;
+  const dim3 grid(streaming_blocks(ceil_div(n_vec, kUnroll)), static_cast<unsigned>(dst.groups));
+  quantize_kernel<In, kNvfp4, kTiled><<<grid, kThreads, 0, stream>>>(
+      static_cast<const In*>(src.data), static_cast<std::uint8_t*>(dst.data),
+      static_cast<std::uint8_t*>(dst.scales), g_source, g_source_is_amax, dst.global_scale, dst.rows,
+      dst.cols);
+  FP4MOE_CHECK_LAUNCH();
+}
+
+template <class In>
+void launch_quantize_in(const MatrixView& src, const Fp4Tensor& dst, const float* g_source,
+                        bool g_source_is_amax, cudaStream_t stream) {
+  const bool nv = dst.format == Fp4Format::kNVFP4, tiled = dst.scale_layout == ScaleLayout::kTiled128x4;
+  if (nv && tiled) launch_quantize_t<In, true, true>(src, dst, g_source, g_source_is_amax, stream);
+  if (nv && !tiled) launch_quantize_t<In, true, false>(src, dst, g_source, g_source_is_amax, stream);
+  if (!nv && tiled) launch_quantize_t<In, false, true>(src, dst, g_source, g_source_is_amax, stream);
+  if (!nv && !tiled) launch_quantize_t<In, false, false>(src, dst, g_source, g_source_is_amax, stream);
+}
+
+}  // namespace
+
+void launch_quantize(const MatrixView& src, const Fp4Tensor& dst, const float* g_source,
+                     bool g_source_is_amax, cudaStream_t stream) {
+  if (src.dtype == DType::kBF16) {
+    launch_quantize_in<__nv_bfloat16>(src, dst, g_source, g_source_is_amax, stream);
+  } else {
+    launch_quantize_in<float>(src, dst, g_source, g_source_is_amax, stream);
+  }
+  if (dst.scale_layout == ScaleLayout::kTiled128x4) {
+    const std::int64_t per_group = dst.scale_bytes_per_group();
+    const dim3 grid(streaming_blocks(per_group), static_cast<unsigned>(dst.groups));
+    zero_tiled_padding_kernel<<<grid, kThreads, 0, stream>>>(static_cast<std::uint8_t*>(dst.scales),
+                                                              dst.rows, dst.scale_cols(), per_group);
+    FP4MOE_CHECK_LAUNCH();
+  }
+}
+
+void launch_amax(const MatrixView& src, float* amax_out, cudaStream_t stream) {
+  FP4MOE_CUDA_CHECK(cudaMemsetAsync(amax_out, 0, sizeof(float) * src.groups, stream));
+  const std::int64_t per_group = src.rows * src.cols;
+  const int vec = src.dtype == DType::kBF16 ? 8 : 4;
+  const dim3 grid(streaming_blocks(per_group / vec), static_cast<unsigned>(src.groups));
+  auto* out = reinterpret_cast<unsigned*>(amax_out);
+  if (src.dtype == DType::kBF16) {
+    amax_kernel<__nv_bfloat16><<<grid, kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(src.data), per_group, out);
+  } else {
+    amax_kernel<float><<<grid, kThreads, 0, stream>>>(static_cast<const float*>(src.data), per_group, out);
+  }
+  FP4MOE_CHECK_LAUNCH();
+}
+
+void launch_finalize_nvfp4_scale(float* global_scale, std::int64_t groups, cudaStream_t stream) {
+  finalize_nvfp4_scale_kernel<<<1, 256, 0, stream>>>(global_scale, groups);
+  FP4MOE_CHECK_LAUNCH();
+}
+
+void launch_dequantize(const Fp4Tensor& src, const MatrixView& dst, cudaStream_t stream) {
+  const dim3 grid(streaming_blocks(src.rows * src.cols / 16), static_cast<unsigned>(src.groups));
+  const auto* data = static_cast<const std::uint8_t*>(src.data);
+  const auto* scales = static_cast<const std::uint8_t*>(src.scales);
+  const bool nv = src.format == Fp4Format::kNVFP4, bf16 = dst.dtype == DType::kBF16;
+#define FP4MOE_DEQ(OUT, NV)                                                                      \
+  dequantize_kernel<OUT, NV><<<grid, kThreads, 0, stream>>>(data, scales, src.global_scale,      \
+                                                            static_cast<OUT*>(dst.data), src.rows, \
+                                                            src.cols, src.scale_layout)
+  if (bf16 && nv) FP4MOE_DEQ(__nv_bfloat16, true);
+  if (bf16 && !nv) FP4MOE_DEQ(__nv_bfloat16, false);
+  if (!bf16 && nv) FP4MOE_DEQ(float, true);
+  if (!bf16 && !nv) FP4MOE_DEQ(float, false);
+#undef FP4MOE_DEQ
+  FP4MOE_CHECK_LAUNCH();
+}
+
+}  // namespace fp4moe::detail

@@ -1,0 +1,228 @@
+// One test per validation rule of the quantizer / dequantizer / converter entry
+// points: the call throws InvalidArgument naming the argument, and no output
+// byte changes. The GPU entry points are exercised with host buffers: their
+// checks run before any CUDA call, so a missing check shows up as a CudaError
+// (or a crash) instead of the expected InvalidArgument.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "fp4moe/error.hpp"
+#include "fp4moe/quantize.hpp"
+#include "support/test_support.hpp"
+
+namespace fp4moe {
+namespace {
+
+/// A valid quantize setup in host memory, every output filled with a sentinel.
+struct QuantizeSetup {
+  alignas(16) float input[4 * 64] = {};
+  alignas(16) std::uint8_t data[4 * 32 + 16];
+  alignas(16) std::uint8_t scales[4096];
+  alignas(16) float global[4];
+  alignas(16) float encode[4] = {1, 1, 1, 1};
+  MatrixView src{input, DType::kFP32, 4, 64};
+  Fp4Tensor dst;
+  explicit QuantizeSetup(Fp4Format f) {
+    std::fill(std::begin(data), std::end(data), 0x5a);
+    std::fill(std::begin(scales), std::end(scales), 0x5a);
+    std::fill(std::begin(global), std::end(global), 7.0f);
+    for (int i = 0; i < 4 * 64; ++i) input[i] = static_cast<float>(i % 13) - 6.0f;
+    dst.data = data;
+    dst.scales = scales;
+    dst.global_scale = f == Fp4Format::kNVFP4 ? global : nullptr;
+    dst.format = f;
+    dst.rows = 4;
+    dst.cols = 64;
+  }
+  bool outputs_untouched() const {
+    for (auto b : data) if (b != 0x5a) return false;
+    for (auto b : scales) if (b != 0x5a) return false;
+    for (auto g : global) if (g != 7.0f) return false;
+    return true;
+  }
+};
+
+struct Rule {
+  const char* name;
+  Fp4Format format;
+  std::function<void(QuantizeSetup&, const float*&)> breaks;
+  const char* argument;  // expected InvalidArgument::argument()
+};
+
+const Rule kQuantizeRules[] = {
+    {"bad format", Fp4Format::kNVFP4, [](QuantizeSetup& s, const float*&) { s.dst.format = static_cast<Fp4Format>(9); }, "dst.format"},
+    {"bad layout", Fp4Format::kNVFP4, [](QuantizeSetup& s, const float*&) { s.dst.scale_layout = static_cast<ScaleLayout>(9); }, "dst.scale_layout"},
+    {"null data", Fp4Format::kNVFP4, [](QuantizeSetup& s, const float*&) { s.dst.data = nullptr; }, "dst.data"},
+    {"null scales", Fp4Format::kMXFP4, [](QuantizeSetup& s, const float*&) { s.dst.scales = nullptr; }, "dst.scales"},
+    {"negative rows", Fp4Format::kNVFP4, [](QuantizeSetup& s, const float*&) { s.dst.rows = -1; }, "dst.rows"},
+    {"zero groups", Fp4Format::kNVFP4, [](QuantizeSetup& s, const float*&) { s.dst.groups = 0; }, "dst.groups"},
+    {"zero cols", Fp4Format::kNVFP4, [](QuantizeSetup& s, const float*&) { s.dst.cols = 0; }, "dst.cols"},
+    {"cols off nvfp4 block", Fp4Format::kNVFP4, [](QuantizeSetup& s, const float*&) { s.dst.cols = s.src.cols = 40; }, "dst.cols"},
+    {"cols off mxfp4 block", Fp4Format::kMXFP4, [](QuantizeSetup& s, const float*&) { s.dst.cols = s.src.cols = 48; }, "dst.cols"},
+    {"too large", Fp4Format::kNVFP4, [](QuantizeSetup& s, const float*&) { s.dst.rows = s.src.rows = std::int64_t(1) << 35; }, "dst"},
+    {"nvfp4 without global", Fp4Format::kNVFP4, [](QuantizeSetup& s, const float*&) { s.dst.global_scale = nullptr; }, "dst.global_scale"},
+    {"mxfp4 with global", Fp4Format::kMXFP4, [](QuantizeSetup& s, const float*&) { s.dst.global_scale = s.global; }, "dst.global_scale"},
+    {"null src", Fp4Format::kNVFP4, [](QuantizeSetup& s, const float*&) { s.src.data = nullptr; }, "src.data"},
+    {"src dtype", Fp4Format::kNVFP4, [](QuantizeSetup& s, const float*&) { s.src.dtype = DType::kI32; }, "src.dtype"},
+    {"src col stride", Fp4Format::kNVFP4, [](QuantizeSetup& s, const float*&) { s.src.col_stride = 2; }, "src.col_stride"},
+    {"src row stride", Fp4Format::kNVFP4, [](QuantizeSetup& s, const float*&) { s.src.row_stride = 128; }, "src.row_stride"},
+    {"src group stride", Fp4Format::kNVFP4, [](QuantizeSetup& s, const float*&) { s.src.group_stride = 1000; }, "src.group_stride"},
+    {"rows mismatch", Fp4Format::kNVFP4, [](QuantizeSetup& s, const float*&) { s.src.rows = 3; }, "src.rows"},
+    {"cols mismatch", Fp4Format::kMXFP4, [](QuantizeSetup& s, const float*&) { s.src.cols = 32; }, "src.cols"},
+    {"groups mismatch", Fp4Format::kNVFP4, [](QuantizeSetup& s, const float*&) { s.src.groups = 2; }, "src.groups"},
+    {"mxfp4 encode scale", Fp4Format::kMXFP4, [](QuantizeSetup& s, const float*& g) { g = s.encode; }, "encode_scale"},
+    {"encode aliases global", Fp4Format::kNVFP4, [](QuantizeSetup& s, const float*& g) { g = s.global; }, "encode_scale"},
+    {"data overlaps src", Fp4Format::kNVFP4, [](QuantizeSetup& s, const float*&) { s.dst.data = s.input; }, "dst.data"},
+    {"scales overlap src", Fp4Format::kNVFP4, [](QuantizeSetup& s, const float*&) { s.dst.scales = s.input + 8; }, "dst.scales"},
+};
+
+void PrintTo(const Rule& r, std::ostream* os) { *os << r.name; }
+
+class QuantizeRule : public ::testing::TestWithParam<Rule> {};
+
+TEST_P(QuantizeRule, CpuEntryPointRefusesAndWritesNothing) {
+  const Rule& rule = GetParam();
+  QuantizeSetup s(rule.format);
+  const float* encode = nullptr;
+  rule.breaks(s, encode);
+  try {
+    cpu::quantize(s.src, s.dst, encode);
+    FAIL() << "accepted: " << rule.name;
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), rule.argument) << e.what();
+    EXPECT_NE(std::string(e.what()).find(rule.argument), std::string::npos);
+  }
+  EXPECT_TRUE(s.outputs_untouched()) << rule.name;
+}
+
+TEST_P(QuantizeRule, GpuEntryPointRefusesBeforeAnyLaunch) {
+  const Rule& rule = GetParam();
+  QuantizeSetup s(rule.format);
+  const float* encode = nullptr;
+  rule.breaks(s, encode);
+  EXPECT_THROW(quantize(s.src, s.dst, nullptr, encode), InvalidArgument) << rule.name;
+  EXPECT_TRUE(s.outputs_untouched()) << rule.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Rules, QuantizeRule, ::testing::ValuesIn(kQuantizeRules),
+                         [](const auto& info) {
+                           std::string n = info.param.name;
+                           for (char& c : n) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
+
+TEST(QuantizeRules, GpuEntryPointNeedsSixteenByteAlignment) {
+  QuantizeSetup s(Fp4Format::kNVFP4);
+  s.src.data = reinterpret_cast<char*>(s.input) + 4;
+  s.src.cols = s.dst.cols = 32;
+  try {
+    quantize(s.src, s.dst, nullptr);
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "src.data");
+  }
+  QuantizeSetup t(Fp4Format::kMXFP4);
+  t.dst.data = t.data + 8;
+  try {
+    quantize(t.src, t.dst, nullptr);
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "dst.data");
+  }
+  EXPECT_TRUE(t.outputs_untouched());
+}
+
+TEST(QuantizeRules, NamedEntryPointsCheckTheFormat) {
+  QuantizeSetup s(Fp4Format::kMXFP4);
+  EXPECT_THROW(cpu::quantize_nvfp4(s.src, s.dst), InvalidArgument);
+  QuantizeSetup t(Fp4Format::kNVFP4);
+  EXPECT_THROW(cpu::quantize_mxfp4(t.src, t.dst), InvalidArgument);
+  EXPECT_THROW(quantize_mxfp4(t.src, t.dst, nullptr), InvalidArgument);
+  EXPECT_TRUE(s.outputs_untouched() && t.outputs_untouched());
+}
+
+TEST(DequantizeRules, EachRuleRefusesAndWritesNothing) {
+  QuantizeSetup s(Fp4Format::kNVFP4);
+  alignas(16) float out[4 * 64];
+  std::fill(std::begin(out), std::end(out), 3.0f);
+  auto untouched = [&] { return std::all_of(std::begin(out), std::end(out), [](float v) { return v == 3.0f; }); };
+  struct Case { const char* arg; std::function<void(Fp4Tensor&, MatrixView&)> f; };
+  const Case cases[] = {
+      {"src.data", [](Fp4Tensor& t, MatrixView&) { t.data = nullptr; }},
+      {"src.global_scale", [](Fp4Tensor& t, MatrixView&) { t.global_scale = nullptr; }},
+      {"dst.data", [](Fp4Tensor&, MatrixView& m) { m.data = nullptr; }},
+      {"dst.dtype", [](Fp4Tensor&, MatrixView& m) { m.dtype = DType::kE4M3; }},
+      {"dst.row_stride", [](Fp4Tensor&, MatrixView& m) { m.row_stride = 65; }},
+      {"dst.rows", [](Fp4Tensor&, MatrixView& m) { m.rows = 5; }},
+      {"dst.cols", [](Fp4Tensor&, MatrixView& m) { m.cols = 32; }},
+      {"dst.groups", [](Fp4Tensor&, MatrixView& m) { m.groups = 2; }},
+  };
+  for (const Case& c : cases) {
+    Fp4Tensor t = s.dst;
+    MatrixView m{out, DType::kFP32, 4, 64};
+    c.f(t, m);
+    try {
+      cpu::dequantize(t, m);
+      ADD_FAILURE() << "accepted: " << c.arg;
+    } catch (const InvalidArgument& e) {
+      EXPECT_EQ(e.argument(), c.arg);
+    }
+    EXPECT_THROW(dequantize(t, m, nullptr), InvalidArgument) << c.arg;
+    EXPECT_TRUE(untouched()) << c.arg;
+  }
+}
+
+TEST(ConvertScaleLayoutRules, EachRuleRefusesAndWritesNothing) {
+  std::vector<std::uint8_t> src(1024, 1), dst(1024, 0x5a);
+  struct Case { const char* arg; const void* s; void* d; int sl, dl; std::int64_t rows, cols, groups; };
+  const Case cases[] = {
+      {"src", nullptr, dst.data(), 0, 1, 4, 4, 1},
+      {"dst", src.data(), nullptr, 0, 1, 4, 4, 1},
+      {"src_layout", src.data(), dst.data(), 7, 1, 4, 4, 1},
+      {"dst_layout", src.data(), dst.data(), 0, 7, 4, 4, 1},
+      {"rows", src.data(), dst.data(), 0, 1, -1, 4, 1},
+      {"cols", src.data(), dst.data(), 0, 1, 4, 0, 1},
+      {"groups", src.data(), dst.data(), 0, 1, 4, 4, 0},
+      {"dst", src.data(), src.data() + 8, 0, 1, 4, 4, 1},  // overlap
+  };
+  for (const Case& c : cases) {
+    for (bool gpu : {false, true}) {
+      try {
+        if (gpu) {
+          convert_scale_layout(c.s, static_cast<ScaleLayout>(c.sl), c.d, static_cast<ScaleLayout>(c.dl), c.rows, c.cols, c.groups, nullptr);
+        } else {
+          cpu::convert_scale_layout(c.s, static_cast<ScaleLayout>(c.sl), c.d, static_cast<ScaleLayout>(c.dl), c.rows, c.cols, c.groups);
+        }
+        ADD_FAILURE() << "accepted: " << c.arg;
+      } catch (const InvalidArgument& e) {
+        EXPECT_EQ(e.argument(), c.arg);
+      }
+    }
+  }
+  EXPECT_TRUE(std::all_of(dst.begin(), dst.end(), [](std::uint8_t b) { return b == 0x5a; }));
+  EXPECT_TRUE(std::all_of(src.begin(), src.end(), [](std::uint8_t b) { return b == 1; }));
+}
+
+TEST(ComputeAmaxRules, RefusesNullOutputAndRaggedVectors) {
+  alignas(16) float in[64] = {};
+  MatrixView m{in, DType::kFP32, 2, 32};
+  try {
+    compute_amax(m, nullptr, nullptr);
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "amax");
+  }
+  float out = 5;
+  MatrixView ragged{in, DType::kFP32, 2, 30};
+  try {
+    compute_amax(ragged, &out, nullptr);
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "src.cols");
+  }
+  EXPECT_EQ(out, 5);
+}
+
+}  // namespace
+}  // namespace fp4moe

@@ -1,0 +1,165 @@
+// GPU quantizers, dequantizer, amax and layout converter: bit-identical to the
+// CPU on random data of several shapes (fresh data every run, outputs poisoned
+// before each launch).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "fp4moe/codec.hpp"
+#include "fp4moe/quantize.hpp"
+#include "support/test_support.hpp"
+
+namespace fp4moe {
+namespace {
+
+using test::DeviceBuffer;
+using test::DeviceFp4;
+using test::HostFp4;
+
+enum class Content { kSpread, kTies, kSpecials };
+
+/// Random input of one of three kinds: values spread over decades; values on
+/// a 0.25 grid with amax 6 (so E2M1 ties are frequent); spread values with
+/// zero blocks, NaN and ±Inf sprinkled in.
+std::vector<float> make_input(test::Rng& rng, std::int64_t rows, std::int64_t cols, Content content) {
+  std::vector<float> x = test::random_matrix(rng, rows, cols);
+  if (content == Content::kTies) {
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(rng.integer(-24, 24)) * 0.25f;
+    for (std::size_t i = 0; i < x.size(); i += 16) x[i] = 6.0f;
+  } else if (content == Content::kSpecials) {
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    for (int n = 0; n < 8; ++n) {
+      const std::size_t at = static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(x.size()) - 1));
+      x[at] = n % 3 == 0 ? nan : (n % 3 == 1 ? inf : -inf);
+    }
+    const std::size_t z = static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(x.size()) / 32 - 1)) * 32;
+    std::fill(x.begin() + static_cast<std::ptrdiff_t>(z), x.begin() + static_cast<std::ptrdiff_t>(z + 32), 0.0f);
+  }
+  return x;
+}
+
+struct Shape { std::int64_t rows, cols, groups; };
+
+class QuantizeGpu : public ::testing::TestWithParam<std::tuple<Fp4Format, DType, ScaleLayout, bool>> {};
+
+TEST_P(QuantizeGpu, BitIdenticalToCpu) {
+  FP4MOE_REQUIRE_GPU();
+  const auto [format, in_dtype, layout, given_scale] = GetParam();
+  test::Rng rng;
+  const Shape shapes[] = {{1, 32, 1}, {7, 64, 1}, {129, 2112, 1}, {37, 512, 3}, {1000, 7168, 1}};
+  for (const Shape& s : shapes) {
+    for (Content content : {Content::kSpread, Content::kTies, Content::kSpecials}) {
+      SCOPED_TRACE(testing::Message() << s.rows << "x" << s.cols << "x" << s.groups << " content " << int(content));
+      const std::int64_t n = s.rows * s.cols * s.groups;
+      std::vector<float> x = make_input(rng, s.rows * s.groups, s.cols, content);
+      std::vector<std::uint16_t> xb = test::to_bf16(x);
+      // The CPU sees exactly the values the GPU reads.
+      std::vector<float> seen(x.size());
+      for (std::size_t i = 0; i < x.size(); ++i) seen[i] = in_dtype == DType::kBF16 ? bf16_bits_to_float(xb[i]) : x[i];
+
+      std::vector<float> g(static_cast<std::size_t>(s.groups));
+      for (auto& v : g) v = content == Content::kTies ? 1.0f : rng.uniform(10.0f, 3000.0f);
+      const bool use_g = given_scale && format == Fp4Format::kNVFP4;
+
+      HostFp4 want(format, layout, s.rows, s.cols, s.groups);
+      MatrixView hsrc{seen.data(), DType::kFP32, s.rows, s.cols, 0, 1, s.groups};
+      cpu::quantize(hsrc, want.t, use_g ? g.data() : nullptr);
+
+      DeviceBuffer<std::uint8_t> din(static_cast<std::size_t>(n * dtype_size(in_dtype)));
+      ASSERT_EQ(cudaMemcpy(din.get(), in_dtype == DType::kBF16 ? static_cast<const void*>(xb.data()) : x.data(),
+                           din.size(), cudaMemcpyHostToDevice), cudaSuccess);
+      DeviceBuffer<float> dg(g.size());
+      dg.upload(g);
+      DeviceFp4 out(want);
+      out.poison();
+      quantize(MatrixView{din.get(), in_dtype, s.rows, s.cols, 0, 1, s.groups}, out.t, nullptr, use_g ? dg.get() : nullptr);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      HostFp4 got(format, layout, s.rows, s.cols, s.groups);
+      out.download(got);
+      ASSERT_EQ(got.data, want.data);
+      ASSERT_EQ(got.scales, want.scales);
+      for (std::size_t i = 0; i < want.global.size(); ++i)
+        ASSERT_EQ(float_to_bits(got.global[i]), float_to_bits(want.global[i])) << i;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, QuantizeGpu,
+                         ::testing::Combine(::testing::Values(Fp4Format::kNVFP4, Fp4Format::kMXFP4),
+                                            ::testing::Values(DType::kBF16, DType::kFP32),
+                                            ::testing::Values(ScaleLayout::kRowMajor, ScaleLayout::kTiled128x4),
+                                            ::testing::Bool()),
+                         [](const auto& info) {
+                           const auto [f, t, l, given] = info.param;
+                           return std::string(format_name(f)) + "_" + dtype_name(t) + "_" +
+                                  (l == ScaleLayout::kRowMajor ? "rowmajor" : "tiled") + (given ? "_given_g" : "_amax_g");
+                         });
+
+TEST(DequantizeGpu, BitIdenticalToCpu) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  for (Fp4Format f : {Fp4Format::kNVFP4, Fp4Format::kMXFP4})
+    for (ScaleLayout l : {ScaleLayout::kRowMajor, ScaleLayout::kTiled128x4})
+      for (DType out_t : {DType::kFP32, DType::kBF16}) {
+        const std::int64_t rows = 131, cols = 1024, groups = 2;
+        HostFp4 h(f, l, rows, cols, groups);
+        test::fill_random(h, rng);
+        std::vector<std::uint8_t> want(static_cast<std::size_t>(rows * cols * groups * dtype_size(out_t)));
+        cpu::dequantize(h.t, MatrixView{want.data(), out_t, rows, cols, 0, 1, groups});
+        DeviceFp4 d(h);
+        d.upload(h);
+        DeviceBuffer<std::uint8_t> out(want.size());
+        out.fill_bytes(0xa5);
+        dequantize(d.t, MatrixView{out.get(), out_t, rows, cols, 0, 1, groups}, nullptr);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        EXPECT_EQ(out.download(), want) << format_name(f) << " " << scale_layout_name(l) << " " << dtype_name(out_t);
+      }
+}
+
+TEST(ConvertScaleLayoutGpu, MatchesCpuBothWays) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  const std::pair<std::int64_t, std::int64_t> shapes[] = {{1, 1}, {127, 5}, {129, 448}, {4099, 224}};
+  for (auto [rows, cols] : shapes) {
+    const std::int64_t groups = 2;
+    std::vector<std::uint8_t> rm(static_cast<std::size_t>(groups * rows * cols));
+    for (auto& b : rm) b = static_cast<std::uint8_t>(rng.integer(0, 255));
+    std::vector<std::uint8_t> tiled(static_cast<std::size_t>(groups * scale_bytes(ScaleLayout::kTiled128x4, rows, cols)));
+    cpu::convert_scale_layout(rm.data(), ScaleLayout::kRowMajor, tiled.data(), ScaleLayout::kTiled128x4, rows, cols, groups);
+    DeviceBuffer<std::uint8_t> d_rm(rm.size()), d_tiled(tiled.size()), d_back(rm.size());
+    d_rm.upload(rm);
+    d_tiled.fill_bytes(0xa5);
+    d_back.fill_bytes(0xa5);
+    convert_scale_layout(d_rm.get(), ScaleLayout::kRowMajor, d_tiled.get(), ScaleLayout::kTiled128x4, rows, cols, groups, nullptr);
+    convert_scale_layout(d_tiled.get(), ScaleLayout::kTiled128x4, d_back.get(), ScaleLayout::kRowMajor, rows, cols, groups, nullptr);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(d_tiled.download(), tiled) << rows << "x" << cols;
+    EXPECT_EQ(d_back.download(), rm) << rows << "x" << cols;
+  }
+}
+
+TEST(ComputeAmaxGpu, MatchesCpuIgnoringNonFinite) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  for (DType t : {DType::kBF16, DType::kFP32}) {
+    const std::int64_t rows = 3001, cols = 4096;
+    std::vector<float> x = make_input(rng, rows, cols, Content::kSpecials);
+    std::vector<std::uint16_t> xb = test::to_bf16(x);
+    std::vector<float> seen(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) seen[i] = t == DType::kBF16 ? bf16_bits_to_float(xb[i]) : x[i];
+    const float want = cpu::compute_amax(MatrixView{seen.data(), DType::kFP32, rows, cols});
+    DeviceBuffer<std::uint8_t> din(x.size() * static_cast<std::size_t>(dtype_size(t)));
+    ASSERT_EQ(cudaMemcpy(din.get(), t == DType::kBF16 ? static_cast<const void*>(xb.data()) : x.data(), din.size(),
+                         cudaMemcpyHostToDevice), cudaSuccess);
+    DeviceBuffer<float> out(1);
+    out.fill_bytes(0xa5);
+    compute_amax(MatrixView{din.get(), t, rows, cols}, out.get(), nullptr);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(out.download()[0], want) << dtype_name(t);
+    EXPECT_TRUE(std::isfinite(want));
+  }
+}
+
+}  // namespace
+}  // namespace fp4moe

@@ -1,0 +1,128 @@
+// Shared helpers of the test suites: random data, owning host/device FP4
+// buffers, and the GPU-availability skip.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fp4moe/tensor.hpp"
+
+namespace fp4moe::test {
+
+/// A seeded generator; each test gets a fresh seed (printed on failure) unless
+/// FP4MOE_TEST_SEED is set.
+class Rng {
+ public:
+  Rng();
+  std::uint64_t seed() const { return seed_; }
+  std::mt19937_64& engine() { return eng_; }
+  float uniform(float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(eng_); }
+  std::int64_t integer(std::int64_t lo, std::int64_t hi) {  // inclusive
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(eng_);
+  }
+  float normal(float sigma = 1.0f) { return std::normal_distribution<float>(0.0f, sigma)(eng_); }
+
+ private:
+  std::uint64_t seed_;
+  std::mt19937_64 eng_;
+};
+
+/// Owns host storage for an Fp4Tensor.
+struct HostFp4 {
+  std::vector<std::uint8_t> data, scales;
+  std::vector<float> global;
+  Fp4Tensor t;
+  HostFp4(Fp4Format f, ScaleLayout l, std::int64_t rows, std::int64_t cols, std::int64_t groups = 1);
+  HostFp4(const HostFp4&) = delete;
+  HostFp4& operator=(const HostFp4&) = delete;
+};
+
+/// Kinds of random FP4 content.
+enum class Fp4Content {
+  kRandom,         ///< every E2M1 code, random block scales over a wide range
+  kIntegerValued,  ///< decoded values are integers: sums are exact in FP32
+};
+
+/// Fills codes, block scales (padding of tiled layouts stays 0) and global
+/// scales of `h` at random.
+void fill_random(HostFp4& h, Rng& rng, Fp4Content content = Fp4Content::kRandom);
+
+/// Random floats, normal with per-row magnitudes spread over several decades.
+std::vector<float> random_matrix(Rng& rng, std::int64_t rows, std::int64_t cols, float spread_decades = 3);
+
+std::vector<std::uint16_t> to_bf16(const std::vector<float>& x);
+
+/// Whether a CUDA device is usable; the reason otherwise.
+bool gpu_available(std::string* why = nullptr);
+
+/// RAII device buffer.
+template <class T>
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(std::size_t count = 0) { resize(count); }
+  ~DeviceBuffer() { cudaFree(ptr_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void resize(std::size_t count) {
+    cudaFree(ptr_);
+    ptr_ = nullptr;
+    count_ = count;
+    if (count) {
+      EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&ptr_), count * sizeof(T)), cudaSuccess);
+    }
+  }
+  T* get() const { return ptr_; }
+  std::size_t size() const { return count_; }
+  void upload(const std::vector<T>& h) {
+    ASSERT_EQ(cudaMemcpy(ptr_, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  std::vector<T> download() const {
+    std::vector<T> h(count_);
+    EXPECT_EQ(cudaMemcpy(h.data(), ptr_, count_ * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+    return h;
+  }
+  void fill_bytes(int byte) { ASSERT_EQ(cudaMemset(ptr_, byte, count_ * sizeof(T)), cudaSuccess); }
+
+ private:
+  T* ptr_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+/// Device mirror of a HostFp4 (same shape), with copies both ways.
+struct DeviceFp4 {
+  DeviceBuffer<std::uint8_t> data, scales;
+  DeviceBuffer<float> global;
+  Fp4Tensor t;
+  explicit DeviceFp4(const HostFp4& like);
+  void upload(const HostFp4& h);
+  void download(HostFp4& h) const;
+  void poison();  ///< 0xA5 everywhere, so unwritten bytes show
+};
+
+}  // namespace fp4moe::test
+
+/// Skips the current test (with the reason) where no CUDA device is usable.
+#define FP4MOE_REQUIRE_GPU()                                   \
+  do {                                                         \
+    std::string why_;                                          \
+    if (!::fp4moe::test::gpu_available(&why_)) GTEST_SKIP() << why_; \
+  } while (0)
+
+namespace fp4moe::test {
+
+/// Sets element (group, row, k) of a host FP4 tensor to E2M1 code `code`.
+void set_code(HostFp4& h, std::int64_t group, std::int64_t row, std::int64_t k, unsigned code);
+/// Sets every element of a row to `code`.
+void set_row_codes(HostFp4& h, std::int64_t group, std::int64_t row, unsigned code);
+/// Sets block scale (group, row, block) to the raw code.
+void set_scale(HostFp4& h, std::int64_t group, std::int64_t row, std::int64_t block, std::uint8_t code);
+/// Sets every block scale of every row to `code`.
+void set_all_scales(HostFp4& h, std::uint8_t code);
+
+}  // namespace fp4moe::test
