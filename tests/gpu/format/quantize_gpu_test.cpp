@@ -85,16 +85,20 @@ TEST_P(QuantizeGpu, BitIdenticalToCpu) {
   }
 }
 
+std::string quantize_case_name(const ::testing::TestParamInfo<QuantizeGpu::ParamType>& info) {
+  const Fp4Format f = std::get<0>(info.param);
+  const DType t = std::get<1>(info.param);
+  const ScaleLayout l = std::get<2>(info.param);
+  return std::string(format_name(f)) + "_" + dtype_name(t) + "_" + (l == ScaleLayout::kRowMajor ? "rowmajor" : "tiled") +
+         (std::get<3>(info.param) ? "_given_g" : "_amax_g");
+}
+
 INSTANTIATE_TEST_SUITE_P(All, QuantizeGpu,
                          ::testing::Combine(::testing::Values(Fp4Format::kNVFP4, Fp4Format::kMXFP4),
                                             ::testing::Values(DType::kBF16, DType::kFP32),
                                             ::testing::Values(ScaleLayout::kRowMajor, ScaleLayout::kTiled128x4),
                                             ::testing::Bool()),
-                         [](const auto& info) {
-                           const auto [f, t, l, given] = info.param;
-                           return std::string(format_name(f)) + "_" + dtype_name(t) + "_" +
-                                  (l == ScaleLayout::kRowMajor ? "rowmajor" : "tiled") + (given ? "_given_g" : "_amax_g");
-                         });
+                         quantize_case_name);
 
 TEST(DequantizeGpu, BitIdenticalToCpu) {
   FP4MOE_REQUIRE_GPU();
