@@ -1,0 +1,106 @@
+#include "bench/report.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "fp4moe/error.hpp"
+
+namespace fp4moe::bench {
+
+const char* ceiling_name(CeilingKind k) {
+  switch (k) {
+    case CeilingKind::kRead: return "read-bw";
+    case CeilingKind::kCopy: return "copy-bw";
+    case CeilingKind::kBf16Tensor: return "bf16-tensor";
+    case CeilingKind::kFp8Tensor: return "fp8-tensor";
+  }
+  return "?";
+}
+
+double ceiling_value(const Ceilings& c, CeilingKind k) {
+  switch (k) {
+    case CeilingKind::kRead: return c.read_gbps;
+    case CeilingKind::kCopy: return c.copy_gbps;
+    case CeilingKind::kBf16Tensor: return c.bf16_tflops;
+    case CeilingKind::kFp8Tensor: return c.fp8_tflops;
+  }
+  return 0;
+}
+
+void set_fraction(Row& r, const Ceilings& c) {
+  const double cap = ceiling_value(c, r.ceiling);
+  const bool bandwidth = r.ceiling == CeilingKind::kRead || r.ceiling == CeilingKind::kCopy;
+  r.fraction = cap > 0 ? (bandwidth ? r.gbps() : r.tflops()) / cap : 0;
+}
+
+void print_header(const RunInfo& info, const Ceilings& c) {
+  std::printf("fp4moe benchmark | %s (%d SMs) | commit %s | %s\n", info.device.c_str(), info.sm_count,
+              info.commit.c_str(), info.date.c_str());
+  std::printf("timing: CUDA events, kernel only, %s L2, median of %d runs after %d warm-up\n",
+              info.timing.cold_l2 ? "cold" : "warm", info.timing.reps, info.timing.warmup);
+  std::printf("ceilings: read %.0f GB/s | copy %.0f GB/s (read+write) | cuBLASLt 8192^3 bf16 %.0f TFLOP/s, fp8 %.0f TFLOP/s\n\n",
+              c.read_gbps, c.copy_gbps, c.bf16_tflops, c.fp8_tflops);
+}
+
+void print_rows(const std::vector<Row>& rows) {
+  std::string suite;
+  for (const Row& r : rows) {
+    if (r.suite != suite) {
+      suite = r.suite;
+      std::printf("\n== %s ==\n%-44s %-14s %10s %8s %8s %12s %6s %6s  %s\n", suite.c_str(), "row", "impl", "time(us)",
+                  "TFLOP/s", "GB/s", "of ceiling", "vsBF16", "vsFP8", "tactic");
+    }
+    char frac[32], vb[16] = "", vf[16] = "", tf[16] = "-";
+    std::snprintf(frac, sizeof frac, "%5.1f%% %s", 100 * r.fraction,
+                  r.ceiling == CeilingKind::kRead ? "rd" : r.ceiling == CeilingKind::kCopy ? "cp"
+                  : r.ceiling == CeilingKind::kBf16Tensor ? "bf" : "f8");
+    if (r.vs_bf16 > 0) std::snprintf(vb, sizeof vb, "%.2fx", r.vs_bf16);
+    if (r.vs_fp8 > 0) std::snprintf(vf, sizeof vf, "%.2fx", r.vs_fp8);
+    if (r.flops > 0) std::snprintf(tf, sizeof tf, "%.1f", r.tflops());
+    std::printf("%-44s %-14s %10.2f %8s %8.0f %12s %6s %6s  %s\n", r.name.c_str(), r.impl.c_str(), r.time.median_us, tf,
+                r.gbps(), frac, vb, vf, r.tactic.c_str());
+  }
+  std::printf("\n");
+}
+
+namespace {
+
+std::string json_str(const std::string& s) {
+  std::ostringstream o;
+  o << '"';
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') o << '\\' << ch;
+    else if (static_cast<unsigned char>(ch) < 0x20) o << ' ';
+    else o << ch;
+  }
+  o << '"';
+  return o.str();
+}
+
+}  // namespace
+
+void write_json(const std::string& path, const RunInfo& info, const Ceilings& c, const std::vector<Row>& rows) {
+  std::ofstream f(path);
+  if (!f) throw Error("cannot write " + path);
+  f.precision(6);
+  f << "{\n  \"device\": " << json_str(info.device) << ",\n  \"sm_count\": " << info.sm_count
+    << ",\n  \"commit\": " << json_str(info.commit) << ",\n  \"date\": " << json_str(info.date)
+    << ",\n  \"timing\": {\"reps\": " << info.timing.reps << ", \"warmup\": " << info.timing.warmup
+    << ", \"cold_l2\": " << (info.timing.cold_l2 ? "true" : "false") << "},\n"
+    << "  \"ceilings\": {\"read_gbps\": " << c.read_gbps << ", \"copy_gbps\": " << c.copy_gbps
+    << ", \"bf16_tflops\": " << c.bf16_tflops << ", \"fp8_tflops\": " << c.fp8_tflops << "},\n  \"rows\": [\n";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    f << "    {\"suite\": " << json_str(r.suite) << ", \"name\": " << json_str(r.name) << ", \"impl\": " << json_str(r.impl)
+      << ", \"tactic\": " << json_str(r.tactic) << ", \"median_us\": " << r.time.median_us
+      << ", \"min_us\": " << r.time.min_us << ", \"max_us\": " << r.time.max_us << ", \"reps\": " << r.time.reps
+      << ", \"flops\": " << r.flops << ", \"bytes\": " << r.bytes << ", \"tflops\": " << r.tflops()
+      << ", \"gbps\": " << r.gbps() << ", \"ceiling\": " << json_str(ceiling_name(r.ceiling))
+      << ", \"fraction\": " << r.fraction << ", \"vs_cublas_bf16\": " << r.vs_bf16 << ", \"vs_cublas_fp8\": " << r.vs_fp8
+      << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
+  }
+  f << "  ]\n}\n";
+}
+
+}  // namespace fp4moe::bench

@@ -1,0 +1,57 @@
+// Benchmark rows, the measured ceilings they are compared with, and the two
+// outputs: a readable table and JSON (--json FILE).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bench/timing.hpp"
+
+namespace fp4moe::bench {
+
+/// Ceilings measured on this device in this run.
+struct Ceilings {
+  double read_gbps = 0;    ///< read-only streaming
+  double copy_gbps = 0;    ///< device-to-device copy, bytes read + written
+  double bf16_tflops = 0;  ///< cuBLASLt BF16 8192³
+  double fp8_tflops = 0;   ///< cuBLASLt FP8 8192³
+};
+
+enum class CeilingKind { kRead, kCopy, kBf16Tensor, kFp8Tensor };
+const char* ceiling_name(CeilingKind k);
+double ceiling_value(const Ceilings& c, CeilingKind k);
+
+struct Row {
+  std::string suite;
+  std::string name;    ///< what ran (operation, format, shape)
+  std::string impl;    ///< "fp4moe", "cublasLt-bf16", "cublasLt-fp8"
+  std::string tactic;  ///< the tactic / algorithm that ran
+  TimeStats time;
+  double flops = 0;    ///< useful floating-point operations (0: not a GEMM)
+  double bytes = 0;    ///< fewest bytes the operation must move
+  CeilingKind ceiling = CeilingKind::kRead;
+  double fraction = 0;     ///< of the ceiling
+  double vs_bf16 = 0;      ///< cuBLAS BF16 time / this time (0: no peer)
+  double vs_fp8 = 0;       ///< cuBLAS FP8 time / this time (0: no peer)
+
+  double tflops() const { return flops > 0 ? flops / time.median_us * 1e-6 : 0; }
+  double gbps() const { return bytes / time.median_us * 1e-3; }
+};
+
+/// Fills `fraction` from the ceiling kind: bandwidth kinds compare GB/s, tensor
+/// kinds compare TFLOP/s.
+void set_fraction(Row& r, const Ceilings& c);
+
+struct RunInfo {
+  std::string device;
+  int sm_count = 0;
+  std::string commit;
+  std::string date;
+  TimingOptions timing;
+};
+
+void print_header(const RunInfo& info, const Ceilings& c);
+void print_rows(const std::vector<Row>& rows);
+void write_json(const std::string& path, const RunInfo& info, const Ceilings& c, const std::vector<Row>& rows);
+
+}  // namespace fp4moe::bench

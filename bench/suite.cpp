@@ -1,0 +1,12 @@
+#include "bench/suite.hpp"
+
+namespace fp4moe::bench {
+
+Row& SuiteContext::add(Row r, const std::function<void(cudaStream_t)>& op) {
+  r.time = timer.time(op, timing);
+  set_fraction(r, ceilings);
+  rows.push_back(std::move(r));
+  return rows.back();
+}
+
+}  // namespace fp4moe::bench

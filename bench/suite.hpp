@@ -1,0 +1,31 @@
+// A benchmark suite: a name, a description and a function that appends rows.
+// The list of suites is bench/suites/registry.cpp.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bench/report.hpp"
+#include "bench/timing.hpp"
+
+namespace fp4moe::bench {
+
+struct SuiteContext {
+  const Timer& timer;
+  TimingOptions timing;
+  Ceilings ceilings;
+  std::vector<Row>& rows;
+  /// Times `op` and appends the finished row (fraction filled in).
+  Row& add(Row r, const std::function<void(cudaStream_t)>& op);
+};
+
+struct Suite {
+  const char* name;
+  const char* description;
+  void (*run)(SuiteContext&);
+};
+
+/// Every suite, in the order a default run executes them.
+const std::vector<Suite>& all_suites();
+
+}  // namespace fp4moe::bench

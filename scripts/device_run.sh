@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# One call on the lent GPU machine: build (-j16), the whole test suite, the
+# benchmark, with logs under $OUT. Usage: scripts/device_run.sh [SUITE ...]
+# Environment: SKIP_TESTS=1, SKIP_BENCH=1, SANITIZE=1 (compute-sanitizer on a
+# subset), GTEST_FILTER for the GPU tests.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+export FP4MOE_COMMIT=${FP4MOE_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
+nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.max.sm,driver_version --format=csv > "$OUT/gpu.txt" 2>&1
+cat "$OUT/gpu.txt"
+start=$(date +%s)
+JOBS=16 BUILD_DIR=build-device scripts/build.sh > "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
+echo "build: $(( $(date +%s) - start )) s"
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
+  build-device/tests/fp4moe_gpu_tests ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER} > "$OUT/gpu_tests.log" 2>&1
+  echo "gpu tests rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran" "$OUT/gpu_tests.log" | tail -20
+  build-device/tests/fp4moe_cpu_tests > "$OUT/cpu_tests.log" 2>&1
+  echo "cpu tests rc=$?"; grep -E "tests ran|PASSED|FAILED" "$OUT/cpu_tests.log" | tail -3
+fi
+if [ "${SANITIZE:-0}" = 1 ]; then
+  for tool in memcheck racecheck synccheck; do
+    compute-sanitizer --tool $tool --error-exitcode 1 build-device/tests/fp4moe_gpu_tests \
+      --gtest_filter="${SANITIZE_FILTER:-*}" > "$OUT/sanitize_$tool.log" 2>&1
+    echo "compute-sanitizer $tool rc=$?"; tail -3 "$OUT/sanitize_$tool.log"
+  done
+fi
+if [ "${SKIP_BENCH:-0}" != 1 ]; then
+  build-device/tools/fp4moe "$@" --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log"
+fi

@@ -1,0 +1,125 @@
+// The `fp4moe` command line. With no arguments it runs every benchmark suite
+// on the current GPU with default settings (the main job).
+//
+//   fp4moe [bench] [SUITE ...] [--json FILE] [--reps N] [--warm-l2] [--list]
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench/ceilings.hpp"
+#include "bench/suite.hpp"
+#include "fp4moe/error.hpp"
+
+#ifndef FP4MOE_GIT_COMMIT
+#define FP4MOE_GIT_COMMIT "unknown"
+#endif
+
+namespace {
+
+using namespace fp4moe::bench;
+
+void usage() {
+  std::printf(
+      "usage: fp4moe [bench] [SUITE ...] [--json FILE] [--reps N] [--warm-l2] [--list]\n"
+      "  With no suite named, every suite runs. Timing: CUDA events, cold L2, median of N runs (default 30).\n"
+      "suites:\n");
+  for (const Suite& s : all_suites()) std::printf("  %-10s %s\n", s.name, s.description);
+}
+
+std::string today_utc() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
+  return buf;
+}
+
+int run_bench(const std::vector<std::string>& names, const std::string& json, TimingOptions timing) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    std::fprintf(stderr, "fp4moe: no CUDA device found; the benchmark needs an H100/H200 (sm_90a)\n");
+    return 2;
+  }
+  std::vector<const Suite*> chosen;
+  for (const Suite& s : all_suites())
+    if (names.empty() || std::find(names.begin(), names.end(), s.name) != names.end()) chosen.push_back(&s);
+  for (const std::string& n : names) {
+    bool known = false;
+    for (const Suite& s : all_suites()) known = known || n == s.name;
+    if (!known) {
+      std::fprintf(stderr, "fp4moe: unknown suite '%s'\n", n.c_str());
+      usage();
+      return 2;
+    }
+  }
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  RunInfo info;
+  info.device = prop.name;
+  info.sm_count = prop.multiProcessorCount;
+  const char* env_commit = std::getenv("FP4MOE_COMMIT");
+  info.commit = env_commit ? env_commit : FP4MOE_GIT_COMMIT;
+  info.date = today_utc();
+  info.timing = timing;
+
+  Timer timer;
+  const Ceilings ceilings = measure_ceilings(timer, timing);
+  print_header(info, ceilings);
+  std::vector<Row> rows;
+  SuiteContext ctx{timer, timing, ceilings, rows};
+  for (const Suite* s : chosen) {
+    std::printf("running suite %s ...\n", s->name);
+    std::fflush(stdout);
+    s->run(ctx);
+  }
+  print_rows(rows);
+  if (!json.empty()) {
+    write_json(json, info, ceilings, rows);
+    std::printf("wrote %s\n", json.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> names;
+  std::string json;
+  TimingOptions timing;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "bench") continue;
+    if (a == "--help" || a == "-h") {
+      usage();
+      return 0;
+    }
+    if (a == "--list") {
+      for (const Suite& s : all_suites()) std::printf("%s\n", s.name);
+      return 0;
+    }
+    if (a == "--json" && i + 1 < argc) {
+      json = argv[++i];
+    } else if (a == "--reps" && i + 1 < argc) {
+      timing.reps = std::max(20, std::atoi(argv[++i]));
+    } else if (a == "--warm-l2") {
+      timing.cold_l2 = false;
+    } else if (!a.empty() && a[0] == '-') {
+      std::fprintf(stderr, "fp4moe: unknown option '%s'\n", a.c_str());
+      usage();
+      return 2;
+    } else {
+      names.push_back(a);
+    }
+  }
+  try {
+    return run_bench(names, json, timing);
+  } catch (const fp4moe::Error& e) {
+    std::fprintf(stderr, "fp4moe: %s\n", e.what());
+    return 1;
+  }
+}
