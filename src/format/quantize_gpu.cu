@@ -6,13 +6,16 @@
 // T-1 shuffles. The block rules themselves are block_rules.hpp, shared with the
 // CPU quantizer, so the two are bit-identical by construction.
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include "common/cuda_check.hpp"
 #include "common/device_info.hpp"
 #include "format/block_rules.hpp"
 #include "format/format_ops.hpp"
-#include "format/scale_convert.hpp"
+#include "format/fast_rules.hpp"
 #include "kernels/sm90/ptx/global_memory.cuh"
+#include "common/fast_divmod.hpp"
 
 namespace fp4moe::detail {
 namespace {
@@ -59,20 +62,59 @@ struct Vec<float> {
   }
 };
 
-/// Packs kSize E2M1 codes (element 2i in the low nibble) into 2·kSize/4 bytes.
+
+/// E4M3 code → float with the hardware converter (cvt.f16x2.e4m3x2).
+__device__ __forceinline__ float e4m3_to_float(std::uint8_t code) {
+  return __half2float(__half(__nv_cvt_fp8_to_halfraw(code, __NV_E4M3)));
+}
+
+/// The literal NVFP4 scale rule (block_rules.hpp) with the hardware
+/// RN-satfinite converter (cvt.rn.satfinite.e4m3x2.f32) in place of the
+/// software encoder; the division by 6 stays IEEE.
+__device__ __forceinline__ std::uint8_t nvfp4_scale_code_fast(std::uint32_t amax_bits, float g) {
+  if (amax_bits >= kNonFiniteBits) return kE4M3NaN;
+  return __nv_cvt_float_to_fp8(__uint_as_float(amax_bits) / 6.0f * g, __NV_SATFINITE, __NV_E4M3);
+}
+
+/// Packs kSize clean 4-bit codes (element 2i in the low nibble): pairs into
+/// bytes, then bytes into the word, as multiply-adds.
 template <int kSize>
 __device__ __forceinline__ std::uint32_t pack_codes(const unsigned (&q)[kSize]) {
-  std::uint32_t p = 0;
+  std::uint32_t word = 0;
 #pragma unroll
-  for (int i = 0; i < kSize; ++i) p |= q[i] << (4 * i);
-  return p;
+  for (int j = kSize / 2 - 1; j >= 0; --j) word = word * 256u + (q[2 * j + 1] * 16u + q[2 * j]);
+  return word;
+}
+
+/// Quantizes the elements of one 16-byte vector to packed E2M1 codes.
+template <bool kNvfp4, int kSize>
+__device__ __forceinline__ std::uint32_t quantize_vector(const float (&x)[kSize], std::uint8_t scale_code, float g) {
+  unsigned q[kSize];
+  bool zeroed;
+  if constexpr (kNvfp4) {
+    const float sf = e4m3_to_float(scale_code);
+    const float rcp = __frcp_rn(sf);
+#pragma unroll
+    for (int i = 0; i < kSize; ++i) {
+      // |x·g| / sf, correctly rounded; the sign comes from x (g, sf > 0).
+      const float y = div_rn_with_reciprocal(fabsf(x[i] * g), sf, rcp);
+      q[i] = with_sign_of(e2m1_magnitude_code_bits(y), x[i]);
+    }
+    zeroed = nvfp4_block_is_zeroed(scale_code);
+  } else {
+    const float inv = mxfp4_inverse_scale(scale_code);
+#pragma unroll
+    for (int i = 0; i < kSize; ++i) q[i] = with_sign_of(e2m1_magnitude_code_bits(fabsf(x[i]) * inv), x[i]);
+    zeroed = scale_code == kUE8M0NaN;
+  }
+  return zeroed ? 0u : pack_codes(q);
 }
 
 template <class In, bool kNvfp4, bool kTiled>
 __global__ void __launch_bounds__(kThreads) quantize_kernel(
     const In* __restrict__ src, std::uint8_t* __restrict__ data, std::uint8_t* __restrict__ scales,
     const float* __restrict__ g_source, bool g_source_is_amax, float* __restrict__ decode_out,
-    std::int64_t rows, std::int64_t cols) {
+    std::int64_t rows, std::int64_t cols, FastDivmod scols_div) {
   using V = Vec<In>;
   constexpr int kBlock = kNvfp4 ? 16 : 32;
   constexpr int kLanesPerBlock = kBlock / V::kSize;  // 2, 4 or 8
@@ -112,24 +154,9 @@ __global__ void __launch_bounds__(kThreads) quantize_kernel(
       std::uint32_t amax = in.amax_bits;
 #pragma unroll
       for (int off = 1; off < kLanesPerBlock; off *= 2) amax = max(amax, __shfl_xor_sync(0xffffffffu, amax, off));
-
-      std::uint8_t code;
-      unsigned q[V::kSize];
-      if constexpr (kNvfp4) {
-        code = nvfp4_scale_code(amax, g);
-        const bool zeroed = nvfp4_block_is_zeroed(code);
-        const float sf = decode_e4m3(code);
-#pragma unroll
-        for (int i = 0; i < V::kSize; ++i) q[i] = zeroed ? 0u : nvfp4_element_code(in.x[i], g, sf);
-      } else {
-        code = mxfp4_scale_code(amax);
-        const bool zeroed = code == kUE8M0NaN;
-        const float inv = mxfp4_inverse_scale(code);
-#pragma unroll
-        for (int i = 0; i < V::kSize; ++i) q[i] = zeroed ? 0u : mxfp4_element_code(in.x[i], inv);
-      }
+      const std::uint8_t code = kNvfp4 ? nvfp4_scale_code_fast(amax, g) : mxfp4_scale_code(amax);
+      const std::uint32_t packed = quantize_vector<kNvfp4>(in.x, code, g);
       if (v < n_vec) {
-        const std::uint32_t packed = pack_codes(q);
         if constexpr (V::kSize == 8) {
           reinterpret_cast<std::uint32_t*>(data)[v] = packed;
         } else {
@@ -139,8 +166,8 @@ __global__ void __launch_bounds__(kThreads) quantize_kernel(
           const std::int64_t blk = v / kLanesPerBlock;
           std::int64_t off = blk;
           if constexpr (kTiled) {
-            const std::uint32_t r = static_cast<std::uint32_t>(blk) / static_cast<std::uint32_t>(scols);
-            const std::uint32_t c = static_cast<std::uint32_t>(blk) - r * static_cast<std::uint32_t>(scols);
+            std::uint32_t r, c;
+            scols_div.divmod(static_cast<std::uint32_t>(blk), r, c);
             off = tiled128x4_offset(r, c, scols);
           }
           scales[off] = code;
@@ -150,16 +177,26 @@ __global__ void __launch_bounds__(kThreads) quantize_kernel(
   }
 }
 
-/// Writes 0 into the padding of a tiled scale layout (rows ≥ `rows` or
-/// columns ≥ `cols`), one thread per padded byte position.
+/// Writes 0 into the padding of a tiled scale layout: first the rows past
+/// `rows` in the last 128-row band, then the columns past `cols` of every real
+/// row. Only padding positions are visited.
 __global__ void zero_tiled_padding_kernel(std::uint8_t* scales, std::int64_t rows, std::int64_t cols,
                                           std::int64_t per_group) {
   const std::int64_t g = blockIdx.y;
-  for (std::int64_t p = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < per_group;
-       p += std::int64_t(gridDim.x) * blockDim.x) {
+  const std::int64_t prow = round_up(rows, 128), pcol = round_up(cols, 4);
+  const std::int64_t pad_rows = (prow - rows) * pcol, pad_cols = rows * (pcol - cols);
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < pad_rows + pad_cols;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
     std::int64_t r, c;
-    tiled128x4_coords(p, cols, r, c);
-    if (r >= rows || c >= cols) scales[g * per_group + p] = 0;
+    if (i < pad_rows) {
+      r = rows + i / pcol;
+      c = i % pcol;
+    } else {
+      const std::int64_t j = i - pad_rows, w = pcol - cols;
+      r = j / w;
+      c = cols + j % w;
+    }
+    scales[g * per_group + tiled128x4_offset(r, c, cols)] = 0;
   }
 }
 
@@ -253,7 +290,7 @@ void launch_quantize_t(const MatrixView& src, const Fp4Tensor& dst, const float*
   quantize_kernel<In, kNvfp4, kTiled><<<grid, kThreads, 0, stream>>>(
       static_cast<const In*>(src.data), static_cast<std::uint8_t*>(dst.data),
       static_cast<std::uint8_t*>(dst.scales), g_source, g_source_is_amax, dst.global_scale, dst.rows,
-      dst.cols);
+      dst.cols, FastDivmod(static_cast<std::uint32_t>(dst.scale_cols())));
   FP4MOE_CHECK_LAUNCH();
 }
 
@@ -276,9 +313,11 @@ void launch_quantize(const MatrixView& src, const Fp4Tensor& dst, const float* g
   } else {
     launch_quantize_in<float>(src, dst, g_source, g_source_is_amax, stream);
   }
-  if (dst.scale_layout == ScaleLayout::kTiled128x4) {
+  const std::int64_t scols = dst.scale_cols();
+  const std::int64_t padding = round_up(dst.rows, 128) * round_up(scols, 4) - dst.rows * scols;
+  if (dst.scale_layout == ScaleLayout::kTiled128x4 && padding > 0) {
     const std::int64_t per_group = dst.scale_bytes_per_group();
-    const dim3 grid(streaming_blocks(per_group), static_cast<unsigned>(dst.groups));
+    const dim3 grid(streaming_blocks(padding), static_cast<unsigned>(dst.groups));
     zero_tiled_padding_kernel<<<grid, kThreads, 0, stream>>>(static_cast<std::uint8_t*>(dst.scales),
                                                               dst.rows, dst.scale_cols(), per_group);
     FP4MOE_CHECK_LAUNCH();
