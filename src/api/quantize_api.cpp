@@ -27,6 +27,9 @@ void check_quantize(const ArgCheck& c, const MatrixView& src, const Fp4Tensor& d
   c.equal(src.rows, dst.rows, "src.rows", "dst.rows");
   c.equal(src.cols, dst.cols, "src.cols", "dst.cols");
   c.equal(src.groups, dst.groups, "src.groups", "dst.groups");
+  // The GPU kernel indexes quantization blocks with 32 bits.
+  c.require(dst.rows * dst.scale_cols() < (std::int64_t(1) << 31), "dst",
+            "rows*cols/block must be below 2^31 per group");
   if (dst.format == Fp4Format::kMXFP4) {
     c.require(encode_scale == nullptr, "encode_scale", "must be null for MXFP4 (no global scale)");
   } else if (encode_scale) {

@@ -33,23 +33,23 @@ FP4MOE_HD float fma_f(float a, float b, float c) {
 ///
 /// As a function of the value, the E2M1 code is concave and piecewise affine:
 /// 2y below 2, y + 2 on [2, 4), y/2 + 4 from 4 on, capped at 7. So it is the
-/// minimum of the three lines (and 7), each rounded to an integer:
-///   code = min(rint(2y), rint(y) + 2, rint(y/2) + 4, 7).
+/// minimum of the three lines, each rounded to an integer:
+///   code = min(rint(2y), rint(y) + 2, rint(min(y, 6)/2) + 4).
 /// Rounding is monotone and adding an even constant keeps ties-to-even, so the
-/// order of the lines survives rounding and ties go where E2M1's do. Each line
-/// is one FMA against kRound, which leaves the integer in the low mantissa
-/// bits; the results are positive floats, so their bit patterns compare as
-/// integers, and a NaN pattern is above all of them (NaN → 7).
-/// The same, before masking: the low three bits are the code, the rest is the
-/// exponent of kRound (with_sign_of masks it off for free).
+/// order of the lines survives rounding and ties go where E2M1's do; clamping
+/// y at 6 before the last line caps it at 7 without moving the 5 → 4 tie.
+/// Each line is one FMA against kRound, which leaves the integer in the low
+/// mantissa bits; the results are positive floats, so their bit patterns
+/// compare as integers. NaN: fminf(NaN, 6) is 6, and the NaN patterns of the
+/// other two lines lie above every number, so NaN gives 7 (as does +Inf).
+/// The low three bits of the result are the code; the rest is the exponent of
+/// kRound (with_sign_of masks it off for free).
 FP4MOE_HD std::uint32_t e2m1_magnitude_code_bits(float y) {
   const std::uint32_t a = float_to_bits(fma_f(y, 2.0f, kRound));
   const std::uint32_t b = float_to_bits(y + (kRound + 2.0f));
-  const std::uint32_t c = float_to_bits(fma_f(y, 0.5f, kRound + 4.0f));
-  const std::uint32_t cap = float_to_bits(kRound + 7.0f);
+  const std::uint32_t c = float_to_bits(fma_f(fminf(y, 6.0f), 0.5f, kRound + 4.0f));
   const std::uint32_t m = a < b ? a : b;
-  const std::uint32_t n = c < cap ? c : cap;
-  return m < n ? m : n;
+  return m < c ? m : c;
 }
 
 FP4MOE_HD unsigned e2m1_magnitude_code(float y) { return e2m1_magnitude_code_bits(y) & 7u; }

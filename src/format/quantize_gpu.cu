@@ -1,67 +1,71 @@
 // GPU quantizers (BF16/FP32 → NVFP4/MXFP4), amax reduction and dequantizer.
 //
-// Memory-bound streaming kernels. Each thread owns 16-byte input vectors
-// (8 BF16 or 4 FP32 values); the T = block/vector lanes that share one
-// quantization block are adjacent in the warp and agree on the block amax with
-// T-1 shuffles. The block rules themselves are block_rules.hpp, shared with the
-// CPU quantizer, so the two are bit-identical by construction.
+// Memory-bound streaming kernels. In the quantizer each thread owns whole
+// quantization blocks (16 or 32 elements: 32 to 128 contiguous input bytes),
+// so the block amax and scale are computed once per block, with no shuffles.
+// The loads keep L1 allocation: a warp's first 16-byte load touches half of
+// each 32-byte sector, the next load the other half, which then hits L1.
+//
+// The CPU quantizer applies the literal rules of block_rules.hpp; this one
+// uses the exact fast forms of fast_rules.hpp. Tests hold the two
+// bit-identical.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
 #include "common/cuda_check.hpp"
 #include "common/device_info.hpp"
-#include "format/block_rules.hpp"
-#include "format/format_ops.hpp"
-#include "format/fast_rules.hpp"
-#include "kernels/sm90/ptx/global_memory.cuh"
 #include "common/fast_divmod.hpp"
+#include "format/block_rules.hpp"
+#include "format/fast_rules.hpp"
+#include "format/format_ops.hpp"
 
 namespace fp4moe::detail {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kUnroll = 4;  // independent 16-byte loads in flight per thread
 
-/// One 16-byte input vector as floats, plus the max of its |x| bits.
-template <class In>
-struct Vec;
+/// One quantization block of kBlock input elements, loaded as 16-byte vectors.
+template <class In, int kBlock>
+struct InputBlock {
+  static constexpr int kPerVec = 16 / int(sizeof(In));  // 8 BF16 or 4 FP32
+  static constexpr int kVecs = kBlock / kPerVec;
+  uint4 raw[kVecs];
 
-template <>
-struct Vec<__nv_bfloat16> {
-  static constexpr int kSize = 8;
-  float x[8];
-  std::uint32_t amax_bits;
-  __device__ void unpack(uint4 v) {
-    const std::uint32_t w[4] = {v.x, v.y, v.z, v.w};
+  __device__ void load(const In* p) {
+#pragma unroll
+    for (int v = 0; v < kVecs; ++v) raw[v] = __ldg(reinterpret_cast<const uint4*>(p) + v);
+  }
+  /// Max of the |x| bit patterns (see block_rules.hpp).
+  __device__ std::uint32_t amax_bits() const {
     std::uint32_t m = 0;
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      x[2 * i] = __uint_as_float(w[i] << 16);
-      x[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
-      m = __vmaxu2(m, w[i] & 0x7fff7fffu);  // two |bf16| patterns at once
-    }
-    amax_bits = max(m << 16, m & 0xffff0000u);
-  }
-};
-
-template <>
-struct Vec<float> {
-  static constexpr int kSize = 4;
-  float x[4];
-  std::uint32_t amax_bits;
-  __device__ void unpack(uint4 v) {
-    const std::uint32_t w[4] = {v.x, v.y, v.z, v.w};
-    std::uint32_t m = 0;
+    for (int v = 0; v < kVecs; ++v) {
+      const std::uint32_t w[4] = {raw[v].x, raw[v].y, raw[v].z, raw[v].w};
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      x[i] = __uint_as_float(w[i]);
-      m = max(m, w[i] & 0x7fffffffu);
+      for (int i = 0; i < 4; ++i) {
+        if constexpr (sizeof(In) == 2) {
+          m = __vmaxu2(m, w[i] & 0x7fff7fffu);  // two |bf16| patterns at once
+        } else {
+          m = max(m, w[i] & 0x7fffffffu);
+        }
+      }
     }
-    amax_bits = m;
+    if constexpr (sizeof(In) == 2) m = max(m << 16, m & 0xffff0000u);
+    return m;
+  }
+  /// Element i as a float (exact).
+  __device__ float element(int i) const {
+    const uint4& r = raw[i / kPerVec];
+    const int j = i % kPerVec;
+    if constexpr (sizeof(In) == 2) {
+      const std::uint32_t w = (j / 2 == 0) ? r.x : (j / 2 == 1) ? r.y : (j / 2 == 2) ? r.z : r.w;
+      return __uint_as_float(j % 2 ? (w & 0xffff0000u) : (w << 16));
+    } else {
+      return __uint_as_float(j == 0 ? r.x : j == 1 ? r.y : j == 2 ? r.z : r.w);
+    }
   }
 };
-
 
 /// E4M3 code → float with the hardware converter (cvt.f16x2.e4m3x2).
 __device__ __forceinline__ float e4m3_to_float(std::uint8_t code) {
@@ -76,54 +80,58 @@ __device__ __forceinline__ std::uint8_t nvfp4_scale_code_fast(std::uint32_t amax
   return __nv_cvt_float_to_fp8(__uint_as_float(amax_bits) / 6.0f * g, __NV_SATFINITE, __NV_E4M3);
 }
 
-/// Packs kSize clean 4-bit codes (element 2i in the low nibble): pairs into
-/// bytes, then bytes into the word, as multiply-adds.
-template <int kSize>
-__device__ __forceinline__ std::uint32_t pack_codes(const unsigned (&q)[kSize]) {
+/// Packs 8 clean 4-bit codes (element 2i in the low nibble) into a word:
+/// pairs into bytes, bytes into the word, as multiply-adds.
+__device__ __forceinline__ std::uint32_t pack8(const unsigned* q) {
   std::uint32_t word = 0;
 #pragma unroll
-  for (int j = kSize / 2 - 1; j >= 0; --j) word = word * 256u + (q[2 * j + 1] * 16u + q[2 * j]);
+  for (int j = 3; j >= 0; --j) word = word * 256u + (q[2 * j + 1] * 16u + q[2 * j]);
   return word;
 }
 
-/// Quantizes the elements of one 16-byte vector to packed E2M1 codes.
-template <bool kNvfp4, int kSize>
-__device__ __forceinline__ std::uint32_t quantize_vector(const float (&x)[kSize], std::uint8_t scale_code, float g) {
-  unsigned q[kSize];
+/// Codes of one block, packed 8 per word (kBlock / 8 words).
+template <bool kNvfp4, class Block, int kBlock>
+__device__ __forceinline__ void quantize_block(const Block& in, std::uint8_t scale_code, float g,
+                                               std::uint32_t (&words)[kBlock / 8]) {
+  unsigned q[kBlock];
   bool zeroed;
   if constexpr (kNvfp4) {
     const float sf = e4m3_to_float(scale_code);
     const float rcp = __frcp_rn(sf);
 #pragma unroll
-    for (int i = 0; i < kSize; ++i) {
+    for (int i = 0; i < kBlock; ++i) {
+      const float x = in.element(i);
       // |x·g| / sf, correctly rounded; the sign comes from x (g, sf > 0).
-      const float y = div_rn_with_reciprocal(fabsf(x[i] * g), sf, rcp);
-      q[i] = with_sign_of(e2m1_magnitude_code_bits(y), x[i]);
+      const float y = div_rn_with_reciprocal(fabsf(x * g), sf, rcp);
+      q[i] = with_sign_of(e2m1_magnitude_code_bits(y), x);
     }
     zeroed = nvfp4_block_is_zeroed(scale_code);
   } else {
     const float inv = mxfp4_inverse_scale(scale_code);
 #pragma unroll
-    for (int i = 0; i < kSize; ++i) q[i] = with_sign_of(e2m1_magnitude_code_bits(fabsf(x[i]) * inv), x[i]);
+    for (int i = 0; i < kBlock; ++i) {
+      const float x = in.element(i);
+      q[i] = with_sign_of(e2m1_magnitude_code_bits(fabsf(x) * inv), x);
+    }
     zeroed = scale_code == kUE8M0NaN;
   }
-  return zeroed ? 0u : pack_codes(q);
+#pragma unroll
+  for (int w = 0; w < kBlock / 8; ++w) words[w] = zeroed ? 0u : pack8(q + 8 * w);
 }
 
 template <class In, bool kNvfp4, bool kTiled>
 __global__ void __launch_bounds__(kThreads) quantize_kernel(
     const In* __restrict__ src, std::uint8_t* __restrict__ data, std::uint8_t* __restrict__ scales,
     const float* __restrict__ g_source, bool g_source_is_amax, float* __restrict__ decode_out,
-    std::int64_t rows, std::int64_t cols, FastDivmod scols_div) {
-  using V = Vec<In>;
+    std::uint32_t n_blocks, std::int64_t scale_bytes_per_group, FastDivmod scols) {
   constexpr int kBlock = kNvfp4 ? 16 : 32;
-  constexpr int kLanesPerBlock = kBlock / V::kSize;  // 2, 4 or 8
+  using Block = InputBlock<In, kBlock>;
+  // Blocks per thread per step: keep ≥ 64 input bytes in flight per thread.
+  constexpr int kSteps = Block::kVecs >= 4 ? 1 : 2;
   const std::int64_t group = blockIdx.y;
-  const std::int64_t n_vec = rows * cols / V::kSize;
-  const std::int64_t scols = cols / kBlock;
-  src += group * rows * cols;
-  data += group * rows * cols / 2;
-  scales += group * scale_bytes(kTiled ? ScaleLayout::kTiled128x4 : ScaleLayout::kRowMajor, rows, scols);
+  src += group * std::int64_t(n_blocks) * kBlock;
+  data += group * std::int64_t(n_blocks) * (kBlock / 2);
+  scales += group * scale_bytes_per_group;
 
   float g = 1.0f;
   if constexpr (kNvfp4) {
@@ -134,45 +142,34 @@ __global__ void __launch_bounds__(kThreads) quantize_kernel(
     if (!g_source_is_amax && blockIdx.x == 0 && threadIdx.x == 0) decode_out[group] = 1.0f / g;
   }
 
-  const int lane = threadIdx.x % 32;
-  const std::int64_t stride = std::int64_t(gridDim.x) * kThreads;
-  // v0 is the warp's first vector: uniform across the warp, so the shuffles
-  // below always run with every lane present.
-  for (std::int64_t v0 = std::int64_t(blockIdx.x) * kThreads + threadIdx.x - lane; v0 < n_vec;
-       v0 += stride * kUnroll) {
-    uint4 raw[kUnroll];
+  const std::uint32_t stride = gridDim.x * kThreads;
+  for (std::uint32_t b0 = blockIdx.x * kThreads + threadIdx.x; b0 < n_blocks; b0 += kSteps * stride) {
+    Block in[kSteps];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const std::int64_t v = v0 + lane + u * stride;
-      raw[u] = v < n_vec ? ptx::ld_stream_v4(src + v * V::kSize) : make_uint4(0, 0, 0, 0);
+    for (int s = 0; s < kSteps; ++s) {
+      const std::uint32_t b = b0 + s * stride;
+      if (b < n_blocks) in[s].load(src + std::int64_t(b) * kBlock);
     }
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const std::int64_t v = v0 + lane + u * stride;
-      V in;
-      in.unpack(raw[u]);
-      std::uint32_t amax = in.amax_bits;
-#pragma unroll
-      for (int off = 1; off < kLanesPerBlock; off *= 2) amax = max(amax, __shfl_xor_sync(0xffffffffu, amax, off));
+    for (int s = 0; s < kSteps; ++s) {
+      const std::uint32_t b = b0 + s * stride;
+      if (b >= n_blocks) break;
+      const std::uint32_t amax = in[s].amax_bits();
       const std::uint8_t code = kNvfp4 ? nvfp4_scale_code_fast(amax, g) : mxfp4_scale_code(amax);
-      const std::uint32_t packed = quantize_vector<kNvfp4>(in.x, code, g);
-      if (v < n_vec) {
-        if constexpr (V::kSize == 8) {
-          reinterpret_cast<std::uint32_t*>(data)[v] = packed;
-        } else {
-          reinterpret_cast<std::uint16_t*>(data)[v] = static_cast<std::uint16_t>(packed);
-        }
-        if (lane % kLanesPerBlock == 0) {
-          const std::int64_t blk = v / kLanesPerBlock;
-          std::int64_t off = blk;
-          if constexpr (kTiled) {
-            std::uint32_t r, c;
-            scols_div.divmod(static_cast<std::uint32_t>(blk), r, c);
-            off = tiled128x4_offset(r, c, scols);
-          }
-          scales[off] = code;
-        }
+      std::uint32_t words[kBlock / 8];
+      quantize_block<kNvfp4, Block, kBlock>(in[s], code, g, words);
+      if constexpr (kBlock == 16) {
+        reinterpret_cast<uint2*>(data)[b] = make_uint2(words[0], words[1]);
+      } else {
+        reinterpret_cast<uint4*>(data)[b] = make_uint4(words[0], words[1], words[2], words[3]);
       }
+      std::uint32_t off = b;
+      if constexpr (kTiled) {
+        std::uint32_t r, c;
+        scols.divmod(b, r, c);
+        off = static_cast<std::uint32_t>(tiled128x4_offset(r, c, scols.divisor));
+      }
+      scales[off] = code;
     }
   }
 }
@@ -203,19 +200,19 @@ __global__ void zero_tiled_padding_kernel(std::uint8_t* scales, std::int64_t row
 template <class In>
 __global__ void __launch_bounds__(kThreads) amax_kernel(const In* __restrict__ src, std::int64_t per_group,
                                                         unsigned* __restrict__ out) {
-  using V = Vec<In>;
+  using Vec = InputBlock<In, 16 / int(sizeof(In))>;  // one 16-byte vector
   const std::int64_t group = blockIdx.y;
   src += group * per_group;
-  const std::int64_t n_vec = per_group / V::kSize;
+  const std::int64_t n_vec = per_group / Vec::kPerVec;
   std::uint32_t m = 0;
   for (std::int64_t v = std::int64_t(blockIdx.x) * kThreads + threadIdx.x; v < n_vec;
        v += std::int64_t(gridDim.x) * kThreads) {
-    V in;
-    in.unpack(ptx::ld_stream_v4(src + v * V::kSize));
-    // Vec's amax is over all values; finite-only needs a per-value look.
+    Vec in;
+    in.load(src + v * Vec::kPerVec);
+    // Finite values only: a per-value look (the block max would let Inf in).
 #pragma unroll
-    for (int i = 0; i < V::kSize; ++i) {
-      const std::uint32_t b = abs_bits(in.x[i]);
+    for (int i = 0; i < Vec::kPerVec; ++i) {
+      const std::uint32_t b = abs_bits(in.element(i));
       if (b < kNonFiniteBits) m = max(m, b);
     }
   }
@@ -285,12 +282,13 @@ unsigned streaming_blocks(std::int64_t work) {
 template <class In, bool kNvfp4, bool kTiled>
 void launch_quantize_t(const MatrixView& src, const Fp4Tensor& dst, const float* g_source,
                        bool g_source_is_amax, cudaStream_t stream) {
-  const std::int64_t n_vec = dst.rows * dst.cols / Vec<In>::kSize;
-  const dim3 grid(streaming_blocks(ceil_div(n_vec, kUnroll)), static_cast<unsigned>(dst.groups));
+  const std::int64_t n_blocks = dst.rows * dst.scale_cols();  // per group; < 2^31 (checked)
+  const dim3 grid(streaming_blocks(ceil_div(n_blocks, 2)), static_cast<unsigned>(dst.groups));
   quantize_kernel<In, kNvfp4, kTiled><<<grid, kThreads, 0, stream>>>(
       static_cast<const In*>(src.data), static_cast<std::uint8_t*>(dst.data),
-      static_cast<std::uint8_t*>(dst.scales), g_source, g_source_is_amax, dst.global_scale, dst.rows,
-      dst.cols, FastDivmod(static_cast<std::uint32_t>(dst.scale_cols())));
+      static_cast<std::uint8_t*>(dst.scales), g_source, g_source_is_amax, dst.global_scale,
+      static_cast<std::uint32_t>(n_blocks), dst.scale_bytes_per_group(),
+      FastDivmod(static_cast<std::uint32_t>(dst.scale_cols())));
   FP4MOE_CHECK_LAUNCH();
 }
 
@@ -328,7 +326,7 @@ void launch_amax(const MatrixView& src, float* amax_out, cudaStream_t stream) {
   FP4MOE_CUDA_CHECK(cudaMemsetAsync(amax_out, 0, sizeof(float) * src.groups, stream));
   const std::int64_t per_group = src.rows * src.cols;
   const int vec = src.dtype == DType::kBF16 ? 8 : 4;
-  const dim3 grid(streaming_blocks(per_group / vec), static_cast<unsigned>(src.groups));
+  const dim3 grid(streaming_blocks(per_group / vec / 4), static_cast<unsigned>(src.groups));
   auto* out = reinterpret_cast<unsigned*>(amax_out);
   if (src.dtype == DType::kBF16) {
     amax_kernel<__nv_bfloat16><<<grid, kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(src.data), per_group, out);
