@@ -119,18 +119,67 @@ __device__ __forceinline__ void quantize_block(const Block& in, std::uint8_t sca
   for (int w = 0; w < kBlock / 8; ++w) words[w] = zeroed ? 0u : pack8(q + 8 * w);
 }
 
+/// Which quantization block a thread works on. A warp takes 4 rows × 8
+/// consecutive blocks (lane/8 picks the row, lane%8 the block), so its loads
+/// and stores are 4 contiguous runs. For the tiled scale layout the 4 rows are
+/// 32 apart: rows r, r+32, r+64, r+96 share each 16-byte chunk of a 128x4
+/// tile, so the warp writes whole chunks instead of scattered bytes. For the
+/// row-major layout they are consecutive.
+template <bool kTiled>
+struct TaskMap {
+  std::uint32_t rows, scols;
+  FastDivmod chunks;          // ceil(scols / 8) column chunks per row quad
+  FastDivmod quads_per_band;  // tiled: row quads per 128-row band, min(32, rows)
+
+  __device__ bool locate(std::uint32_t task, std::uint32_t& row, std::uint32_t& col) const {
+    const std::uint32_t lane = task % 32;
+    std::uint32_t quad, chunk;
+    chunks.divmod(task / 32, quad, chunk);
+    if constexpr (kTiled) {
+      std::uint32_t band, r;
+      quads_per_band.divmod(quad, band, r);
+      row = band * 128 + r + 32 * (lane / 8);
+    } else {
+      row = quad * 4 + lane / 8;
+    }
+    col = chunk * 8 + lane % 8;
+    return row < rows && col < scols;
+  }
+};
+
+template <bool kTiled>
+TaskMap<kTiled> make_task_map(std::int64_t rows, std::int64_t scols, std::uint32_t& n_tasks) {
+  TaskMap<kTiled> m;
+  m.rows = static_cast<std::uint32_t>(rows);
+  m.scols = static_cast<std::uint32_t>(scols);
+  const std::int64_t n_chunks = ceil_div(scols, 8);
+  m.chunks = FastDivmod(static_cast<std::uint32_t>(n_chunks));
+  std::int64_t quads;
+  if constexpr (kTiled) {
+    const std::int64_t per_band = std::min<std::int64_t>(32, rows);
+    m.quads_per_band = FastDivmod(static_cast<std::uint32_t>(per_band));
+    quads = ceil_div(rows, 128) * per_band;
+  } else {
+    quads = ceil_div(rows, 4);
+  }
+  n_tasks = static_cast<std::uint32_t>(quads * n_chunks * 32);
+  return m;
+}
+
 template <class In, bool kNvfp4, bool kTiled>
 __global__ void __launch_bounds__(kThreads) quantize_kernel(
     const In* __restrict__ src, std::uint8_t* __restrict__ data, std::uint8_t* __restrict__ scales,
     const float* __restrict__ g_source, bool g_source_is_amax, float* __restrict__ decode_out,
-    std::uint32_t n_blocks, std::int64_t scale_bytes_per_group, FastDivmod scols) {
+    TaskMap<kTiled> map, std::uint32_t n_tasks, std::int64_t scale_bytes_per_group) {
   constexpr int kBlock = kNvfp4 ? 16 : 32;
   using Block = InputBlock<In, kBlock>;
-  // Blocks per thread per step: keep ≥ 64 input bytes in flight per thread.
+  // Blocks per thread per step: keep ≥ 64 input bytes per thread in flight,
+  // and the next step's loads are issued before this step's arithmetic.
   constexpr int kSteps = Block::kVecs >= 4 ? 1 : 2;
   const std::int64_t group = blockIdx.y;
-  src += group * std::int64_t(n_blocks) * kBlock;
-  data += group * std::int64_t(n_blocks) * (kBlock / 2);
+  const std::int64_t per_group = std::int64_t(map.rows) * map.scols * kBlock;
+  src += group * per_group;
+  data += group * per_group / 2;
   scales += group * scale_bytes_per_group;
 
   float g = 1.0f;
@@ -142,35 +191,44 @@ __global__ void __launch_bounds__(kThreads) quantize_kernel(
     if (!g_source_is_amax && blockIdx.x == 0 && threadIdx.x == 0) decode_out[group] = 1.0f / g;
   }
 
+  struct Step {
+    Block in;
+    std::uint32_t row, col;
+    bool valid;
+  };
   const std::uint32_t stride = gridDim.x * kThreads;
-  for (std::uint32_t b0 = blockIdx.x * kThreads + threadIdx.x; b0 < n_blocks; b0 += kSteps * stride) {
-    Block in[kSteps];
+  auto fetch = [&](std::uint32_t t0, Step (&st)[kSteps]) {
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
-      const std::uint32_t b = b0 + s * stride;
-      if (b < n_blocks) in[s].load(src + std::int64_t(b) * kBlock);
+      const std::uint32_t t = t0 + s * stride;
+      st[s].valid = t < n_tasks && map.locate(t, st[s].row, st[s].col);
+      if (st[s].valid) st[s].in.load(src + (std::int64_t(st[s].row) * map.scols + st[s].col) * kBlock);
     }
+  };
+
+  std::uint32_t t0 = blockIdx.x * kThreads + threadIdx.x;
+  Step cur[kSteps];
+  fetch(t0, cur);
+  for (; t0 < n_tasks; t0 += kSteps * stride) {
+    Step next[kSteps];
+    fetch(t0 + kSteps * stride, next);
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
-      const std::uint32_t b = b0 + s * stride;
-      if (b >= n_blocks) break;
-      const std::uint32_t amax = in[s].amax_bits();
+      if (!cur[s].valid) continue;
+      const std::uint32_t amax = cur[s].in.amax_bits();
       const std::uint8_t code = kNvfp4 ? nvfp4_scale_code_fast(amax, g) : mxfp4_scale_code(amax);
       std::uint32_t words[kBlock / 8];
-      quantize_block<kNvfp4, Block, kBlock>(in[s], code, g, words);
+      quantize_block<kNvfp4, Block, kBlock>(cur[s].in, code, g, words);
+      const std::int64_t blk = std::int64_t(cur[s].row) * map.scols + cur[s].col;
       if constexpr (kBlock == 16) {
-        reinterpret_cast<uint2*>(data)[b] = make_uint2(words[0], words[1]);
+        reinterpret_cast<uint2*>(data)[blk] = make_uint2(words[0], words[1]);
       } else {
-        reinterpret_cast<uint4*>(data)[b] = make_uint4(words[0], words[1], words[2], words[3]);
+        reinterpret_cast<uint4*>(data)[blk] = make_uint4(words[0], words[1], words[2], words[3]);
       }
-      std::uint32_t off = b;
-      if constexpr (kTiled) {
-        std::uint32_t r, c;
-        scols.divmod(b, r, c);
-        off = static_cast<std::uint32_t>(tiled128x4_offset(r, c, scols.divisor));
-      }
-      scales[off] = code;
+      scales[kTiled ? tiled128x4_offset(cur[s].row, cur[s].col, map.scols) : blk] = code;
     }
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) cur[s] = next[s];
   }
 }
 
@@ -197,25 +255,43 @@ __global__ void zero_tiled_padding_kernel(std::uint8_t* scales, std::int64_t row
   }
 }
 
+/// Max |x| bits of a 16-byte vector, finite values only: a non-finite
+/// pattern (|x| bits ≥ 0x7F80 for BF16, 0x7F800000 for FP32) counts as 0.
+template <class In>
+__device__ __forceinline__ std::uint32_t finite_amax_bits(uint4 v) {
+  const std::uint32_t w[4] = {v.x, v.y, v.z, v.w};
+  std::uint32_t m = 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    if constexpr (sizeof(In) == 2) {
+      const std::uint32_t a = w[i] & 0x7fff7fffu;
+      m = __vmaxu2(m, a & __vcmpltu2(a, 0x7f807f80u));  // two BF16 at once
+    } else {
+      const std::uint32_t a = w[i] & 0x7fffffffu;
+      m = max(m, a < kNonFiniteBits ? a : 0u);
+    }
+  }
+  if constexpr (sizeof(In) == 2) m = max(m << 16, m & 0xffff0000u);
+  return m;
+}
+
 template <class In>
 __global__ void __launch_bounds__(kThreads) amax_kernel(const In* __restrict__ src, std::int64_t per_group,
                                                         unsigned* __restrict__ out) {
-  using Vec = InputBlock<In, 16 / int(sizeof(In))>;  // one 16-byte vector
+  constexpr int kPerVec = 16 / int(sizeof(In)), kUnroll = 4;
   const std::int64_t group = blockIdx.y;
-  src += group * per_group;
-  const std::int64_t n_vec = per_group / Vec::kPerVec;
+  const uint4* p = reinterpret_cast<const uint4*>(src + group * per_group);
+  const std::int64_t n_vec = per_group / kPerVec, stride = std::int64_t(gridDim.x) * kThreads;
   std::uint32_t m = 0;
-  for (std::int64_t v = std::int64_t(blockIdx.x) * kThreads + threadIdx.x; v < n_vec;
-       v += std::int64_t(gridDim.x) * kThreads) {
-    Vec in;
-    in.load(src + v * Vec::kPerVec);
-    // Finite values only: a per-value look (the block max would let Inf in).
+  std::int64_t v = std::int64_t(blockIdx.x) * kThreads + threadIdx.x;
+  for (; v + (kUnroll - 1) * stride < n_vec; v += kUnroll * stride) {
+    uint4 x[kUnroll];
 #pragma unroll
-    for (int i = 0; i < Vec::kPerVec; ++i) {
-      const std::uint32_t b = abs_bits(in.element(i));
-      if (b < kNonFiniteBits) m = max(m, b);
-    }
+    for (int u = 0; u < kUnroll; ++u) x[u] = __ldcs(p + v + u * stride);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) m = max(m, finite_amax_bits<In>(x[u]));
   }
+  for (; v < n_vec; v += stride) m = max(m, finite_amax_bits<In>(__ldcs(p + v)));
   m = __reduce_max_sync(0xffffffffu, m);
   __shared__ std::uint32_t warp_max[kThreads / 32];
   if (threadIdx.x % 32 == 0) warp_max[threadIdx.x / 32] = m;
@@ -282,13 +358,13 @@ unsigned streaming_blocks(std::int64_t work) {
 template <class In, bool kNvfp4, bool kTiled>
 void launch_quantize_t(const MatrixView& src, const Fp4Tensor& dst, const float* g_source,
                        bool g_source_is_amax, cudaStream_t stream) {
-  const std::int64_t n_blocks = dst.rows * dst.scale_cols();  // per group; < 2^31 (checked)
-  const dim3 grid(streaming_blocks(ceil_div(n_blocks, 2)), static_cast<unsigned>(dst.groups));
+  std::uint32_t n_tasks = 0;
+  const TaskMap<kTiled> map = make_task_map<kTiled>(dst.rows, dst.scale_cols(), n_tasks);
+  const dim3 grid(streaming_blocks(ceil_div(n_tasks, 2)), static_cast<unsigned>(dst.groups));
   quantize_kernel<In, kNvfp4, kTiled><<<grid, kThreads, 0, stream>>>(
       static_cast<const In*>(src.data), static_cast<std::uint8_t*>(dst.data),
-      static_cast<std::uint8_t*>(dst.scales), g_source, g_source_is_amax, dst.global_scale,
-      static_cast<std::uint32_t>(n_blocks), dst.scale_bytes_per_group(),
-      FastDivmod(static_cast<std::uint32_t>(dst.scale_cols())));
+      static_cast<std::uint8_t*>(dst.scales), g_source, g_source_is_amax, dst.global_scale, map, n_tasks,
+      dst.scale_bytes_per_group());
   FP4MOE_CHECK_LAUNCH();
 }
 
