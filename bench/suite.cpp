@@ -3,6 +3,8 @@
 namespace fp4moe::bench {
 
 Row& SuiteContext::add(Row r, const std::function<void(cudaStream_t)>& op) {
+  static Row skipped;
+  if (!wants(r.name)) return skipped;
   r.time = timer.time(op, timing);
   set_fraction(r, ceilings);
   rows.push_back(std::move(r));

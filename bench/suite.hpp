@@ -15,7 +15,11 @@ struct SuiteContext {
   TimingOptions timing;
   Ceilings ceilings;
   std::vector<Row>& rows;
-  /// Times `op` and appends the finished row (fraction filled in).
+  std::string filter;  ///< only rows whose name contains this run (empty: all)
+  /// Whether a row of this name is selected by the filter.
+  bool wants(const std::string& name) const { return filter.empty() || name.find(filter) != std::string::npos; }
+  /// Times `op` and appends the finished row (fraction filled in); skips rows
+  /// the filter excludes.
   Row& add(Row r, const std::function<void(cudaStream_t)>& op);
 };
 

@@ -26,6 +26,14 @@ if [ "${SANITIZE:-0}" = 1 ]; then
     echo "compute-sanitizer $tool rc=$?"; tail -3 "$OUT/sanitize_$tool.log"
   done
 fi
+if [ -n "${NCU_FILTER:-}" ]; then
+  # Profile the kernels of the rows whose name contains NCU_FILTER.
+  ncu --clock-control none --kernel-name regex:"${NCU_KERNEL:-.}" --launch-skip "${NCU_SKIP:-3}" --launch-count 1 \
+      --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+      --section WarpStateStats --section Occupancy --section InstructionStats \
+      build-device/tools/fp4moe "$@" --no-ceilings --filter "$NCU_FILTER" > "$OUT/ncu.txt" 2>&1
+  echo "ncu rc=$?"; grep -E "Duration|Throughput|Issue|Pipe|Stall|Occupancy|Registers|Executed Ipc|Warp Cycles" "$OUT/ncu.txt" | head -60
+fi
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
   build-device/tools/fp4moe "$@" --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log"
 fi

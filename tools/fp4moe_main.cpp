@@ -26,7 +26,7 @@ using namespace fp4moe::bench;
 
 void usage() {
   std::printf(
-      "usage: fp4moe [bench] [SUITE ...] [--json FILE] [--reps N] [--warm-l2] [--list]\n"
+      "usage: fp4moe [bench] [SUITE ...] [--json FILE] [--reps N] [--warm-l2] [--filter TEXT] [--no-ceilings] [--list]\n"
       "  With no suite named, every suite runs. Timing: CUDA events, cold L2, median of N runs (default 30).\n"
       "suites:\n");
   for (const Suite& s : all_suites()) std::printf("  %-10s %s\n", s.name, s.description);
@@ -39,7 +39,17 @@ std::string today_utc() {
   return buf;
 }
 
-int run_bench(const std::vector<std::string>& names, const std::string& json, TimingOptions timing) {
+struct CliOptions {
+  std::vector<std::string> suites;
+  std::string json, filter;
+  TimingOptions timing;
+  bool ceilings = true;
+};
+
+int run_bench(const CliOptions& opt) {
+  const std::vector<std::string>& names = opt.suites;
+  const std::string& json = opt.json;
+  const TimingOptions& timing = opt.timing;
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
     std::fprintf(stderr, "fp4moe: no CUDA device found; the benchmark needs an H100/H200 (sm_90a)\n");
@@ -68,10 +78,10 @@ int run_bench(const std::vector<std::string>& names, const std::string& json, Ti
   info.timing = timing;
 
   Timer timer;
-  const Ceilings ceilings = measure_ceilings(timer, timing);
+  const Ceilings ceilings = opt.ceilings ? measure_ceilings(timer, timing) : Ceilings{};
   print_header(info, ceilings);
   std::vector<Row> rows;
-  SuiteContext ctx{timer, timing, ceilings, rows};
+  SuiteContext ctx{timer, timing, ceilings, rows, opt.filter};
   for (const Suite* s : chosen) {
     std::printf("running suite %s ...\n", s->name);
     std::fflush(stdout);
@@ -88,9 +98,7 @@ int run_bench(const std::vector<std::string>& names, const std::string& json, Ti
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> names;
-  std::string json;
-  TimingOptions timing;
+  CliOptions opt;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "bench") continue;
@@ -103,21 +111,25 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (a == "--json" && i + 1 < argc) {
-      json = argv[++i];
+      opt.json = argv[++i];
     } else if (a == "--reps" && i + 1 < argc) {
-      timing.reps = std::max(20, std::atoi(argv[++i]));
+      opt.timing.reps = std::max(20, std::atoi(argv[++i]));
     } else if (a == "--warm-l2") {
-      timing.cold_l2 = false;
+      opt.timing.cold_l2 = false;
+    } else if (a == "--filter" && i + 1 < argc) {
+      opt.filter = argv[++i];
+    } else if (a == "--no-ceilings") {
+      opt.ceilings = false;
     } else if (!a.empty() && a[0] == '-') {
       std::fprintf(stderr, "fp4moe: unknown option '%s'\n", a.c_str());
       usage();
       return 2;
     } else {
-      names.push_back(a);
+      opt.suites.push_back(a);
     }
   }
   try {
-    return run_bench(names, json, timing);
+    return run_bench(opt);
   } catch (const fp4moe::Error& e) {
     std::fprintf(stderr, "fp4moe: %s\n", e.what());
     return 1;
