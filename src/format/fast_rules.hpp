@@ -12,6 +12,9 @@
 #include <cstdint>
 
 #include "fp4moe/codec.hpp"
+#if defined(__CUDACC__)
+#include "kernels/sm90/ptx/bit_ops.cuh"
+#endif
 
 namespace fp4moe::detail {
 
@@ -59,7 +62,11 @@ FP4MOE_HD unsigned e2m1_magnitude_code(float y) { return e2m1_magnitude_code_bit
 /// at most 15 with the sign in bit 3, so (m & 7) | (s & ~7) is one 3-input
 /// logic op.
 FP4MOE_HD unsigned with_sign_of(std::uint32_t mag_bits, float x) {
+#if defined(__CUDA_ARCH__)
+  return ptx::bit_select(mag_bits, float_to_bits(x) >> 28, 7u);
+#else
   return (mag_bits & 7u) | ((float_to_bits(x) >> 28) & ~7u);
+#endif
 }
 
 /// a / d correctly rounded, given rcp = RN(1/d): Markstein's correction step
@@ -72,6 +79,14 @@ FP4MOE_HD float div_rn_with_reciprocal(float a, float d, float rcp) {
   const float q0 = a * rcp;
   const float r = fma_f(-q0, d, a);
   return fma_f(r, rcp, q0);
+}
+
+/// amax / 6 correctly rounded: Markstein with RN(1/6) where the quotient is
+/// a normal float (amax ≥ 2^-120, tested exhaustively), IEEE division below.
+FP4MOE_HD float amax_over_6(float amax) {
+  constexpr float kSixth = 0.16666667163372039795f;  // RN(1/6)
+  if (amax < 7.52316384526264e-37f) return amax / 6.0f;  // 2^-120
+  return div_rn_with_reciprocal(amax, 6.0f, kSixth);
 }
 
 }  // namespace fp4moe::detail

@@ -25,22 +25,23 @@ namespace {
 
 constexpr int kThreads = 256;
 
-/// One quantization block of kBlock input elements, loaded as 16-byte vectors.
-template <class In, int kBlock>
+/// kElems contiguous input elements, loaded as 16-byte vectors.
+template <class In, int kElems>
 struct InputBlock {
   static constexpr int kPerVec = 16 / int(sizeof(In));  // 8 BF16 or 4 FP32
-  static constexpr int kVecs = kBlock / kPerVec;
+  static constexpr int kVecs = kElems / kPerVec;
   uint4 raw[kVecs];
 
   __device__ void load(const In* p) {
 #pragma unroll
     for (int v = 0; v < kVecs; ++v) raw[v] = __ldg(reinterpret_cast<const uint4*>(p) + v);
   }
-  /// Max of the |x| bit patterns (see block_rules.hpp).
-  __device__ std::uint32_t amax_bits() const {
+  /// Max of the |x| bit patterns (see block_rules.hpp) over elements
+  /// [first, first + count).
+  __device__ std::uint32_t amax_bits(int first = 0, int count = kElems) const {
     std::uint32_t m = 0;
 #pragma unroll
-    for (int v = 0; v < kVecs; ++v) {
+    for (int v = first / kPerVec; v < (first + count) / kPerVec; ++v) {
       const std::uint32_t w[4] = {raw[v].x, raw[v].y, raw[v].z, raw[v].w};
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
@@ -74,10 +75,10 @@ __device__ __forceinline__ float e4m3_to_float(std::uint8_t code) {
 
 /// The literal NVFP4 scale rule (block_rules.hpp) with the hardware
 /// RN-satfinite converter (cvt.rn.satfinite.e4m3x2.f32) in place of the
-/// software encoder; the division by 6 stays IEEE.
+/// software encoder and the division by 6 of fast_rules.hpp.
 __device__ __forceinline__ std::uint8_t nvfp4_scale_code_fast(std::uint32_t amax_bits, float g) {
   if (amax_bits >= kNonFiniteBits) return kE4M3NaN;
-  return __nv_cvt_float_to_fp8(__uint_as_float(amax_bits) / 6.0f * g, __NV_SATFINITE, __NV_E4M3);
+  return __nv_cvt_float_to_fp8(amax_over_6(__uint_as_float(amax_bits)) * g, __NV_SATFINITE, __NV_E4M3);
 }
 
 /// Packs 8 clean 4-bit codes (element 2i in the low nibble) into a word:
@@ -90,9 +91,9 @@ __device__ __forceinline__ std::uint32_t pack8(const unsigned* q) {
 }
 
 /// Codes of one block, packed 8 per word (kBlock / 8 words).
-template <bool kNvfp4, class Block, int kBlock>
-__device__ __forceinline__ void quantize_block(const Block& in, std::uint8_t scale_code, float g,
-                                               std::uint32_t (&words)[kBlock / 8]) {
+template <bool kNvfp4, int kBlock, class Task>
+__device__ __forceinline__ void quantize_block(const Task& in, int first, std::uint8_t scale_code, float g,
+                                               std::uint32_t* words) {
   unsigned q[kBlock];
   bool zeroed;
   if constexpr (kNvfp4) {
@@ -100,17 +101,19 @@ __device__ __forceinline__ void quantize_block(const Block& in, std::uint8_t sca
     const float rcp = __frcp_rn(sf);
 #pragma unroll
     for (int i = 0; i < kBlock; ++i) {
-      const float x = in.element(i);
-      // |x·g| / sf, correctly rounded; the sign comes from x (g, sf > 0).
-      const float y = div_rn_with_reciprocal(fabsf(x * g), sf, rcp);
-      q[i] = with_sign_of(e2m1_magnitude_code_bits(y), x);
+      // |x·g| / sf, correctly rounded. The sign is read off t = x·g (same as
+      // x's, as g > 0), not off x: the compiler cannot then rebuild it from
+      // the packed input word with an extra mask.
+      const float t = in.element(first + i) * g;
+      const float y = div_rn_with_reciprocal(fabsf(t), sf, rcp);
+      q[i] = with_sign_of(e2m1_magnitude_code_bits(y), t);
     }
     zeroed = nvfp4_block_is_zeroed(scale_code);
   } else {
     const float inv = mxfp4_inverse_scale(scale_code);
 #pragma unroll
     for (int i = 0; i < kBlock; ++i) {
-      const float x = in.element(i);
+      const float x = in.element(first + i);
       q[i] = with_sign_of(e2m1_magnitude_code_bits(fabsf(x) * inv), x);
     }
     zeroed = scale_code == kUE8M0NaN;
@@ -119,18 +122,19 @@ __device__ __forceinline__ void quantize_block(const Block& in, std::uint8_t sca
   for (int w = 0; w < kBlock / 8; ++w) words[w] = zeroed ? 0u : pack8(q + 8 * w);
 }
 
-/// Which quantization block a thread works on. A warp takes 4 rows × 8
-/// consecutive blocks (lane/8 picks the row, lane%8 the block), so its loads
-/// and stores are 4 contiguous runs. For the tiled scale layout the 4 rows are
-/// 32 apart: rows r, r+32, r+64, r+96 share each 16-byte chunk of a 128x4
-/// tile, so the warp writes whole chunks instead of scattered bytes. For the
-/// row-major layout they are consecutive.
+/// Which blocks a thread works on. A task is kPerTask consecutive blocks of
+/// one row (64 input bytes). A warp takes 4 rows × 8 tasks (lane/8 picks the
+/// row, lane%8 the task), so its loads and stores are 4 contiguous runs. For
+/// the tiled scale layout the 4 rows are 32 apart: rows r, r+32, r+64, r+96
+/// share each 16-byte chunk of a 128x4 tile, so the warp writes whole chunks
+/// instead of scattered bytes. For the row-major layout they are consecutive.
 template <bool kTiled>
 struct TaskMap {
-  std::uint32_t rows, scols;
-  FastDivmod chunks;          // ceil(scols / 8) column chunks per row quad
+  std::uint32_t rows, scols, per_task;
+  FastDivmod chunks;          // column chunks (8 tasks each) per row quad
   FastDivmod quads_per_band;  // tiled: row quads per 128-row band, min(32, rows)
 
+  /// Row and first block column of a task; false past the matrix.
   __device__ bool locate(std::uint32_t task, std::uint32_t& row, std::uint32_t& col) const {
     const std::uint32_t lane = task % 32;
     std::uint32_t quad, chunk;
@@ -142,17 +146,18 @@ struct TaskMap {
     } else {
       row = quad * 4 + lane / 8;
     }
-    col = chunk * 8 + lane % 8;
+    col = (chunk * 8 + lane % 8) * per_task;
     return row < rows && col < scols;
   }
 };
 
 template <bool kTiled>
-TaskMap<kTiled> make_task_map(std::int64_t rows, std::int64_t scols, std::uint32_t& n_tasks) {
+TaskMap<kTiled> make_task_map(std::int64_t rows, std::int64_t scols, int per_task, std::uint32_t& n_tasks) {
   TaskMap<kTiled> m;
   m.rows = static_cast<std::uint32_t>(rows);
   m.scols = static_cast<std::uint32_t>(scols);
-  const std::int64_t n_chunks = ceil_div(scols, 8);
+  m.per_task = static_cast<std::uint32_t>(per_task);
+  const std::int64_t n_chunks = ceil_div(ceil_div(scols, per_task), 8);
   m.chunks = FastDivmod(static_cast<std::uint32_t>(n_chunks));
   std::int64_t quads;
   if constexpr (kTiled) {
@@ -166,16 +171,21 @@ TaskMap<kTiled> make_task_map(std::int64_t rows, std::int64_t scols, std::uint32
   return m;
 }
 
+/// Quantization blocks per thread task: 64 input bytes per task.
+template <class In, bool kNvfp4>
+constexpr int blocks_per_task() {
+  constexpr int bytes = (kNvfp4 ? 16 : 32) * int(sizeof(In));
+  return bytes >= 64 ? 1 : 64 / bytes;
+}
+
 template <class In, bool kNvfp4, bool kTiled>
 __global__ void __launch_bounds__(kThreads) quantize_kernel(
     const In* __restrict__ src, std::uint8_t* __restrict__ data, std::uint8_t* __restrict__ scales,
     const float* __restrict__ g_source, bool g_source_is_amax, float* __restrict__ decode_out,
     TaskMap<kTiled> map, std::uint32_t n_tasks, std::int64_t scale_bytes_per_group) {
   constexpr int kBlock = kNvfp4 ? 16 : 32;
-  using Block = InputBlock<In, kBlock>;
-  // Blocks per thread per step: keep ≥ 64 input bytes per thread in flight,
-  // and the next step's loads are issued before this step's arithmetic.
-  constexpr int kSteps = Block::kVecs >= 4 ? 1 : 2;
+  constexpr int kPerTask = blocks_per_task<In, kNvfp4>();
+  using Task = InputBlock<In, kBlock * kPerTask>;
   const std::int64_t group = blockIdx.y;
   const std::int64_t per_group = std::int64_t(map.rows) * map.scols * kBlock;
   src += group * per_group;
@@ -192,43 +202,53 @@ __global__ void __launch_bounds__(kThreads) quantize_kernel(
   }
 
   struct Step {
-    Block in;
+    Task in;
     std::uint32_t row, col;
     bool valid;
   };
-  const std::uint32_t stride = gridDim.x * kThreads;
-  auto fetch = [&](std::uint32_t t0, Step (&st)[kSteps]) {
-#pragma unroll
-    for (int s = 0; s < kSteps; ++s) {
-      const std::uint32_t t = t0 + s * stride;
-      st[s].valid = t < n_tasks && map.locate(t, st[s].row, st[s].col);
-      if (st[s].valid) st[s].in.load(src + (std::int64_t(st[s].row) * map.scols + st[s].col) * kBlock);
-    }
+  auto fetch = [&](std::uint32_t t, Step& st) {
+    st.valid = t < n_tasks && map.locate(t, st.row, st.col);
+    // scols is a multiple of kPerTask whenever kPerTask > 1 (K % 32 == 0).
+    if (st.valid) st.in.load(src + (std::int64_t(st.row) * map.scols + st.col) * kBlock);
   };
 
-  std::uint32_t t0 = blockIdx.x * kThreads + threadIdx.x;
-  Step cur[kSteps];
-  fetch(t0, cur);
-  for (; t0 < n_tasks; t0 += kSteps * stride) {
-    Step next[kSteps];
-    fetch(t0 + kSteps * stride, next);
+  auto process = [&](const Step& cur) {
+    if (!cur.valid) return;
+    const std::int64_t blk = std::int64_t(cur.row) * map.scols + cur.col;
+    std::uint32_t words[kPerTask * kBlock / 8];
+    std::uint8_t codes[kPerTask];
 #pragma unroll
-    for (int s = 0; s < kSteps; ++s) {
-      if (!cur[s].valid) continue;
-      const std::uint32_t amax = cur[s].in.amax_bits();
-      const std::uint8_t code = kNvfp4 ? nvfp4_scale_code_fast(amax, g) : mxfp4_scale_code(amax);
-      std::uint32_t words[kBlock / 8];
-      quantize_block<kNvfp4, Block, kBlock>(cur[s].in, code, g, words);
-      const std::int64_t blk = std::int64_t(cur[s].row) * map.scols + cur[s].col;
-      if constexpr (kBlock == 16) {
-        reinterpret_cast<uint2*>(data)[blk] = make_uint2(words[0], words[1]);
-      } else {
-        reinterpret_cast<uint4*>(data)[blk] = make_uint4(words[0], words[1], words[2], words[3]);
-      }
-      scales[kTiled ? tiled128x4_offset(cur[s].row, cur[s].col, map.scols) : blk] = code;
+    for (int k = 0; k < kPerTask; ++k) {
+      const std::uint32_t amax = cur.in.amax_bits(k * kBlock, kBlock);
+      codes[k] = kNvfp4 ? nvfp4_scale_code_fast(amax, g) : mxfp4_scale_code(amax);
+      quantize_block<kNvfp4, kBlock>(cur.in, k * kBlock, codes[k], g, words + k * (kBlock / 8));
+    }
+    if constexpr (kPerTask * kBlock == 16) {
+      reinterpret_cast<uint2*>(data)[blk] = make_uint2(words[0], words[1]);
+    } else {
+      uint4* out = reinterpret_cast<uint4*>(data + blk * (kBlock / 2));
+#pragma unroll
+      for (int w = 0; w < kPerTask * kBlock / 8; w += 4) out[w / 4] = make_uint4(words[w], words[w + 1], words[w + 2], words[w + 3]);
     }
 #pragma unroll
-    for (int s = 0; s < kSteps; ++s) cur[s] = next[s];
+    for (int k = 0; k < kPerTask; ++k)
+      scales[kTiled ? tiled128x4_offset(cur.row, cur.col + k, map.scols) : blk + k] = codes[k];
+  };
+
+  // Two task buffers in turn: the next task's loads are in flight while this
+  // task is computed, with no register copies between iterations.
+  const std::uint32_t stride = gridDim.x * kThreads;
+  std::uint32_t t = blockIdx.x * kThreads + threadIdx.x;
+  Step a, b;
+  fetch(t, a);
+  while (t < n_tasks) {
+    fetch(t + stride, b);
+    process(a);
+    t += stride;
+    if (t >= n_tasks) break;
+    fetch(t + stride, a);
+    process(b);
+    t += stride;
   }
 }
 
@@ -359,7 +379,7 @@ template <class In, bool kNvfp4, bool kTiled>
 void launch_quantize_t(const MatrixView& src, const Fp4Tensor& dst, const float* g_source,
                        bool g_source_is_amax, cudaStream_t stream) {
   std::uint32_t n_tasks = 0;
-  const TaskMap<kTiled> map = make_task_map<kTiled>(dst.rows, dst.scale_cols(), n_tasks);
+  const TaskMap<kTiled> map = make_task_map<kTiled>(dst.rows, dst.scale_cols(), blocks_per_task<In, kNvfp4>(), n_tasks);
   const dim3 grid(streaming_blocks(ceil_div(n_tasks, 2)), static_cast<unsigned>(dst.groups));
   quantize_kernel<In, kNvfp4, kTiled><<<grid, kThreads, 0, stream>>>(
       static_cast<const In*>(src.data), static_cast<std::uint8_t*>(dst.data),

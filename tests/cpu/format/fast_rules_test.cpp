@@ -50,6 +50,14 @@ TEST(FastRules, MarksteinDivisionMatchesIeeeOnASample) {
   }
 }
 
+TEST(FastRules, AmaxOverSixMatchesIeeeOnAStridedSweep) {
+  // Exhaustive on the GPU (fast_rules_gpu_test).
+  for (std::uint32_t u = 0; u < 0x7f800000u; u += 1021) {
+    const float a = bits_to_float(u);
+    ASSERT_EQ(float_to_bits(amax_over_6(a)), float_to_bits(a / 6.0f)) << a;
+  }
+}
+
 TEST(FastDivmod, ExactForManyDivisorsAndDividends) {
   for (std::uint32_t d : {1u, 2u, 3u, 4u, 7u, 56u, 112u, 224u, 448u, 1000u, 4095u, 65537u, 1u << 30}) {
     const FastDivmod f(d);

@@ -32,6 +32,24 @@ __global__ void e2m1_code_kernel(unsigned long long* mismatches) {
   if (bad) atomicAdd(mismatches, bad);
 }
 
+__global__ void amax_over_6_kernel(unsigned long long* mismatches) {
+  unsigned long long bad = 0;
+  for (std::uint32_t u = blockIdx.x * blockDim.x + threadIdx.x; u < 0x7f800000u; u += gridDim.x * blockDim.x) {
+    const float a = __uint_as_float(u);
+    bad += __float_as_uint(amax_over_6(a)) != __float_as_uint(__fdiv_rn(a, 6.0f));
+  }
+  if (bad) atomicAdd(mismatches, bad);
+}
+
+TEST(FastRulesGpu, AmaxOverSixIsIeeeForEveryNonNegativeFloat) {
+  FP4MOE_REQUIRE_GPU();
+  test::DeviceBuffer<unsigned long long> bad(1);
+  bad.fill_bytes(0);
+  amax_over_6_kernel<<<1056, 256>>>(bad.get());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(bad.download()[0], 0ull);
+}
+
 TEST(FastRulesGpu, MarksteinQuotientIsIeeeForEveryE4M3Divisor) {
   FP4MOE_REQUIRE_GPU();
   test::DeviceBuffer<unsigned long long> bad(1);

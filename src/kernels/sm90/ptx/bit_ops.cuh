@@ -1,0 +1,17 @@
+// Integer bit-manipulation wrappers whose single-instruction form the compiler
+// does not always find on its own.
+#pragma once
+
+#include <cstdint>
+
+namespace fp4moe::ptx {
+
+/// (a & mask) | (b & ~mask) in one LOP3 (truth table 0xE4 for a=0xF0,
+/// b=0xCC, c=0xAA).
+__device__ __forceinline__ std::uint32_t bit_select(std::uint32_t a, std::uint32_t b, std::uint32_t mask) {
+  std::uint32_t d;
+  asm("lop3.b32 %0, %1, %2, %3, 0xE4;" : "=r"(d) : "r"(a), "r"(b), "r"(mask));
+  return d;
+}
+
+}  // namespace fp4moe::ptx
