@@ -19,20 +19,21 @@ void lt_check(cublasStatus_t s, const char* what) {
 
 // Row-major D[M,N] = A[M,K]·B[N,K]ᵀ is column-major Dᵀ[N,M] = op(B)·op(A) with
 // B viewed as K×N (transposed) and A as K×M: the "TN" form FP8 requires.
-CublasLtGemm::CublasLtGemm(PeerType type, std::int64_t m, std::int64_t n, std::int64_t k, cudaStream_t stream)
-    : type_(type), m_(m), n_(n), k_(k) {
+CublasLtGemm::CublasLtGemm(PeerType type, std::int64_t m, std::int64_t n, std::int64_t k, cudaStream_t stream,
+                           std::int64_t batch)
+    : type_(type), m_(m), n_(n), k_(k), batch_(batch) {
   const bool fp8 = type == PeerType::kFP8;
   const std::size_t esz = fp8 ? 1 : 2;
-  FP4MOE_CUDA_CHECK(cudaMalloc(&a_, std::size_t(m) * k * esz));
-  FP4MOE_CUDA_CHECK(cudaMalloc(&b_, std::size_t(n) * k * esz));
-  FP4MOE_CUDA_CHECK(cudaMalloc(&d_, std::size_t(m) * n * 2));
+  FP4MOE_CUDA_CHECK(cudaMalloc(&a_, std::size_t(batch) * m * k * esz));
+  FP4MOE_CUDA_CHECK(cudaMalloc(&b_, std::size_t(batch) * n * k * esz));
+  FP4MOE_CUDA_CHECK(cudaMalloc(&d_, std::size_t(batch) * m * n * 2));
   FP4MOE_CUDA_CHECK(cudaMalloc(&ws_, ws_bytes_));
   if (fp8) {
-    fill_random_e4m3(a_, m * k, 11, stream);
-    fill_random_e4m3(b_, n * k, 12, stream);
+    fill_random_e4m3(a_, batch * m * k, 11, stream);
+    fill_random_e4m3(b_, batch * n * k, 12, stream);
   } else {
-    fill_random_bf16(a_, m * k, 11, 1.0f, stream);
-    fill_random_bf16(b_, n * k, 12, 1.0f, stream);
+    fill_random_bf16(a_, batch * m * k, 11, 1.0f, stream);
+    fill_random_bf16(b_, batch * n * k, 12, 1.0f, stream);
   }
   lt_check(cublasLtCreate(&handle_), "create");
   lt_check(cublasLtMatmulDescCreate(&op_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "desc");
@@ -43,6 +44,15 @@ CublasLtGemm::CublasLtGemm(PeerType type, std::int64_t m, std::int64_t n, std::i
   lt_check(cublasLtMatrixLayoutCreate(&la_, in, k, n, k), "layout B");  // first operand: B buffer
   lt_check(cublasLtMatrixLayoutCreate(&lb_, in, k, m, k), "layout A");
   lt_check(cublasLtMatrixLayoutCreate(&ld_, CUDA_R_16BF, n, m, n), "layout D");
+  if (batch > 1) {
+    const int count = static_cast<int>(batch);
+    const std::int64_t sa = n * k, sb = m * k, sd = m * n;  // per-batch strides of the three layouts
+    for (auto [layout, stride] : {std::pair{la_, sa}, std::pair{lb_, sb}, std::pair{ld_, sd}}) {
+      lt_check(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count), "batch");
+      lt_check(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride),
+               "batch stride");
+    }
+  }
 
   cublasLtMatmulPreference_t pref = nullptr;
   lt_check(cublasLtMatmulPreferenceCreate(&pref), "pref");
@@ -106,7 +116,7 @@ void CublasLtGemm::run(cudaStream_t stream) const {
 
 double CublasLtGemm::min_bytes() const {
   const double esz = type_ == PeerType::kFP8 ? 1 : 2;
-  return esz * double(k_) * double(m_ + n_) + 2.0 * double(m_) * double(n_);
+  return double(batch_) * (esz * double(k_) * double(m_ + n_) + 2.0 * double(m_) * double(n_));
 }
 
 }  // namespace fp4moe::bench

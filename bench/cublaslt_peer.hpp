@@ -17,7 +17,9 @@ class CublasLtGemm {
  public:
   /// Owns its operands (random data), output and workspace. Picks the fastest
   /// of cuBLASLt's top heuristic candidates for this shape on `stream`.
-  CublasLtGemm(PeerType type, std::int64_t m, std::int64_t n, std::int64_t k, cudaStream_t stream);
+  /// batch > 1: that many independent GEMMs of the shape (strided batch), the
+  /// peer of the grouped layouts.
+  CublasLtGemm(PeerType type, std::int64_t m, std::int64_t n, std::int64_t k, cudaStream_t stream, std::int64_t batch = 1);
   ~CublasLtGemm();
   CublasLtGemm(const CublasLtGemm&) = delete;
   CublasLtGemm& operator=(const CublasLtGemm&) = delete;
@@ -25,12 +27,12 @@ class CublasLtGemm {
   void run(cudaStream_t stream) const;
   /// Operand bytes read plus output bytes written, each once.
   double min_bytes() const;
-  double flops() const { return 2.0 * double(m_) * double(n_) * double(k_); }
+  double flops() const { return 2.0 * double(batch_) * double(m_) * double(n_) * double(k_); }
   const std::string& algo() const { return algo_; }
 
  private:
   PeerType type_;
-  std::int64_t m_, n_, k_;
+  std::int64_t m_, n_, k_, batch_;
   void *a_ = nullptr, *b_ = nullptr, *d_ = nullptr, *ws_ = nullptr;
   std::size_t ws_bytes_ = std::size_t(64) << 20;
   cublasLtHandle_t handle_ = nullptr;

@@ -14,8 +14,8 @@ start=$(date +%s)
 JOBS=16 BUILD_DIR=build-device scripts/build.sh > "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
 echo "build: $(( $(date +%s) - start )) s"
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
-  build-device/tests/fp4moe_gpu_tests ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER} > "$OUT/gpu_tests.log" 2>&1
-  echo "gpu tests rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran" "$OUT/gpu_tests.log" | tail -20
+  timeout ${TEST_TIMEOUT:-300} build-device/tests/fp4moe_gpu_tests ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER} > "$OUT/gpu_tests.log" 2>&1
+  echo "gpu tests rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran|Failure|Which is|rel_error|describe" "$OUT/gpu_tests.log" | head -40
   build-device/tests/fp4moe_cpu_tests > "$OUT/cpu_tests.log" 2>&1
   echo "cpu tests rc=$?"; grep -E "tests ran|PASSED|FAILED" "$OUT/cpu_tests.log" | tail -3
 fi
@@ -35,5 +35,5 @@ if [ -n "${NCU_FILTER:-}" ]; then
   echo "ncu rc=$?"; grep -E "Duration|Throughput|Issue|Pipe|Stall|Occupancy|Registers|Executed Ipc|Warp Cycles" "$OUT/ncu.txt" | head -60
 fi
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
-  build-device/tools/fp4moe "$@" --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log"
+  timeout ${BENCH_TIMEOUT:-400} build-device/tools/fp4moe "$@" --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log"
 fi

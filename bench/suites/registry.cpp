@@ -4,9 +4,15 @@
 namespace fp4moe::bench {
 
 void run_quantize_suite(SuiteContext&);
+void run_dense_suite(SuiteContext&);
+void run_decode_suite(SuiteContext&);
+void run_prefill_suite(SuiteContext&);
 
 const std::vector<Suite>& all_suites() {
   static const std::vector<Suite> suites = {
+      {"decode", "masked FP4 GEMM, few tokens per expert (target: >= 85% of read bandwidth)", run_decode_suite},
+      {"prefill", "contiguous FP4 GEMM, many tokens per expert (target: >= 0.9x cuBLAS BF16)", run_prefill_suite},
+      {"dense", "dense FP4 GEMM, DESIGN.md shapes, judged by regime", run_dense_suite},
       {"quantize", "BF16 -> NVFP4 / MXFP4, 1 and 4 GiB (target: >= 90% of copy bandwidth)", run_quantize_suite},
   };
   return suites;

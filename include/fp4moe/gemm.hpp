@@ -1,0 +1,67 @@
+// The FP4 GEMM operations (DESIGN.md §3): dense, m-grouped contiguous and
+// m-grouped masked, NVFP4 or MXFP4, BF16 or FP32 output. D = A·Bᵀ with A the
+// activations (tokens) and B the weights, both K-major.
+//
+// Operand rules (checked before anything runs; a refused call writes nothing):
+//   - A and B have the same format; their scales use ScaleLayout::kTiled128x4
+//     (quantize writes it directly; convert_scale_layout converts).
+//   - K = a.cols = b.cols is a multiple of 32 and of the block size; data
+//     pointers are 16-byte aligned.
+//   - NVFP4 global decode scales: A one value per A group, B one per B group
+//     (per expert). MXFP4: none.
+//   - D is BF16 or FP32, row-major with unit column stride.
+// Every call is asynchronous on `stream`, allocates nothing and does no host
+// synchronisation, so it can be captured in a CUDA graph.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+
+#include "fp4moe/tensor.hpp"
+
+namespace fp4moe {
+
+/// How a GEMM runs (never what it computes, beyond FP32 summation order).
+/// Zero fields mean "let the heuristic choose".
+struct GemmTactic {
+  /// Weights on wgmma's M side, tokens on N: the decode path.
+  bool swap_ab = false;
+  /// Rows of the shared-memory operand per CTA: tokens with swap_ab, weights
+  /// without.
+  int block_n = 0;
+  int block_k = 0;  ///< K per pipeline stage
+  int stages = 0;   ///< pipeline depth
+  int split_k = 1;  ///< K slices per output tile
+
+  bool operator==(const GemmTactic&) const = default;
+  std::string name() const;
+};
+
+struct GemmOptions {
+  /// Forces a tactic (must be one compiled in: see gemm_tactics()). Null: the
+  /// heuristic picks.
+  const GemmTactic* tactic = nullptr;
+};
+
+/// D[M, N] = ga·gb·A·Bᵀ. A [M, K], B [N, K] (groups = 1), D [M, N].
+void fp4_gemm_nt(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& d, cudaStream_t stream,
+                 const GemmOptions& options = {});
+
+/// Row r of A [ΣM, K] uses expert m_indices[r] of B [G, N, K]; m_indices[r] = −1
+/// marks a padding row, written as 0. The rows of each expert start at a
+/// multiple of kContiguousAlignment (pad with −1 rows). D [ΣM, N].
+void m_grouped_fp4_gemm_nt_contiguous(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& d,
+                                      const std::int32_t* m_indices, cudaStream_t stream,
+                                      const GemmOptions& options = {});
+constexpr int kContiguousAlignment = 128;
+
+/// A [G, maxM, K] (a.groups = G), B [G, N, K], D [G, maxM, N] (d.groups = G).
+/// Rows m ≥ masked_m[g] (device array) of group g are not written.
+/// expected_m is a host hint of the typical masked_m, used to pick a tactic.
+void m_grouped_fp4_gemm_nt_masked(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& d,
+                                  const std::int32_t* masked_m, int expected_m, cudaStream_t stream,
+                                  const GemmOptions& options = {});
+
+}  // namespace fp4moe

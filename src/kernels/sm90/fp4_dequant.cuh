@@ -1,0 +1,156 @@
+// FP4 (E2M1) → BF16 on the device, exactly, with the block scale applied.
+//
+// Raw conversion. An E2M1 code s|e1 e0|m placed as BF16 bits
+// (s << 15) | (e1 e0 m << 6) is the BF16 number E2M1 · 2^-126 for every code:
+// e ≥ 1 gives exponent field e (value 2^(e-127)·(1 + m/2)), e = 0 gives the
+// subnormal m·2^-127 (= 0.5·m·2^-126). So one shift-and-mask builds an exact,
+// scaled copy; the scale multiply fixes the 2^-126.
+//
+// Scales. NVFP4: one multiply by s·2^117 (an E4M3 s ≤ 448 keeps this below
+// 2^126, inside BF16), giving E2M1·s·2^-9 exactly (6 significant bits); the
+// GEMM epilogue multiplies by 2^18. MXFP4: a multiply by 2^126 (→ exact E2M1)
+// and one by 2^e (exact while E2M1·2^e stays in BF16's range: e ≤ 125).
+//
+// Pairs. A 32-bit word q holds 8 codes, element 2b in the low nibble of byte b
+// (the storage order). pair(q, b) is the BF16x2 register {element 2b (low
+// half), element 2b+1 (high half)}.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include <cstdint>
+
+namespace fp4moe::kernels {
+
+/// Nibbles of the four bytes split into low and high nibble words:
+/// lo = elements 0,2,4,6 (one per byte, in bits 0-3), hi = elements 1,3,5,7.
+struct NibbleSplit {
+  std::uint32_t lo, hi;
+};
+__device__ __forceinline__ NibbleSplit split_nibbles(std::uint32_t q) {
+  return {q & 0x0f0f0f0fu, (q >> 4) & 0x0f0f0f0fu};
+}
+
+/// Raw BF16x2 (values E2M1·2^-126) of the two elements of byte `b`, from the
+/// split nibbles. PRMT puts lo's byte b at byte 0 and hi's byte b at byte 2
+/// (selector 0x8 replicates the sign of a byte below 0x80: a zero byte), then
+/// v·(2^6 + 2^12) lays each nibble's magnitude at bits 6-8 / 22-24 and its sign
+/// at 15 / 31 (the two shifted copies do not overlap, so the sum is an OR) and
+/// the mask keeps those bits.
+template <int kByte>
+__device__ __forceinline__ std::uint32_t raw_pair(const NibbleSplit& s) {
+  constexpr std::uint32_t sel = kByte | (0x8u << 4) | ((4u + kByte) << 8) | (0x8u << 12);
+  const std::uint32_t v = __byte_perm(s.lo, s.hi, sel);
+  return (v * 4160u) & 0x81c081c0u;
+}
+
+/// Same as raw_pair but with the byte taken from two different words.
+__device__ __forceinline__ std::uint32_t raw_pair_from(std::uint32_t lo, std::uint32_t hi, std::uint32_t sel) {
+  return (__byte_perm(lo, hi, sel) * 4160u) & 0x81c081c0u;
+}
+
+__device__ __forceinline__ std::uint32_t bf16x2_mul(std::uint32_t a, std::uint32_t b) {
+  const __nv_bfloat162 r = __hmul2(*reinterpret_cast<const __nv_bfloat162*>(&a), *reinterpret_cast<const __nv_bfloat162*>(&b));
+  return *reinterpret_cast<const std::uint32_t*>(&r);
+}
+
+/// A block scale, prepared once per block as the BF16x2 factor(s) the raw
+/// pairs are multiplied by (both halves equal).
+struct PairScale {
+  std::uint32_t first;   ///< NVFP4: s·2^117; MXFP4: 2^126
+  std::uint32_t second;  ///< MXFP4: 2^e; unused for NVFP4
+};
+
+/// BF16 bits of a finite, exactly representable float (no rounding needed).
+__device__ __forceinline__ std::uint32_t bf16_bits_exact(float f) { return __float_as_uint(f) >> 16; }
+
+__device__ __forceinline__ PairScale nvfp4_pair_scale(std::uint8_t e4m3) {
+  // E4M3 → float exactly (cvt via f16), then ·2^117 (exact, < 2^126); a NaN
+  // scale (0x7F) stays NaN.
+  const float s = __half2float(__half(__nv_cvt_fp8_to_halfraw(e4m3, __NV_E4M3))) * 1.6615349947311448e35f;  // 2^117
+  const std::uint32_t b = bf16_bits_exact(s);
+  return {b | (b << 16), 0};
+}
+
+__device__ __forceinline__ PairScale mxfp4_pair_scale(std::uint8_t ue8m0) {
+  // 2^126 = BF16 0x7E80; 2^(e-127) = BF16 exponent field e (0: 2^-127 is the
+  // subnormal 0x0040); 0xFF (NaN) → 0x7FC0.
+  const std::uint32_t e = ue8m0 == 0 ? 0x0040u : (ue8m0 == 0xff ? 0x7fc0u : (std::uint32_t(ue8m0) << 7));
+  return {0x7e807e80u, e | (e << 16)};
+}
+
+template <bool kNvfp4>
+__device__ __forceinline__ std::uint32_t apply_scale(std::uint32_t raw, const PairScale& s) {
+  if constexpr (kNvfp4) {
+    return bf16x2_mul(raw, s.first);
+  } else {
+    return bf16x2_mul(bf16x2_mul(raw, s.first), s.second);
+  }
+}
+
+/// The GEMM epilogue factor that undoes the offset the scaled pairs carry:
+/// 2^18 for NVFP4 (each operand carries 2^-9), 1 for MXFP4.
+template <bool kNvfp4>
+__device__ __forceinline__ constexpr float dequant_offset_correction() {
+  return kNvfp4 ? 262144.0f : 1.0f;
+}
+
+// ------------------------------------------------------------------------
+// Operand fragments. The GEMM permutes K inside every 32-element chunk, the
+// same way for both operands (so the product is unchanged), to make the
+// register operand a plain ldmatrix:
+//   ldmatrix gives thread j = t%4 the 4 bytes 4j..4j+3 (real k 8j..8j+7) of a
+//   16-byte chunk row; those become logical k16 step s ∈ {0,1} of the chunk:
+//   byte 2s → slots (2j, 2j+1), byte 2s+1 → slots (2j+8, 2j+9).
+// So real k r = 8j + 4s + 2h + e sits at logical 16s + 8h + 2j + e, and the
+// shared-memory operand is written in that logical order (chunk_to_logical).
+
+/// The four A registers of one k16 step from ldmatrix words of rows g and
+/// g+8 (same 32-k chunk); step ∈ {0, 1} within the chunk.
+template <bool kNvfp4>
+__device__ __forceinline__ void a_fragment(std::uint32_t row_g, std::uint32_t row_g8, int step, const PairScale& s_g,
+                                           const PairScale& s_g8, std::uint32_t (&a)[4]) {
+  const NibbleSplit x = split_nibbles(row_g), y = split_nibbles(row_g8);
+  if (step == 0) {
+    a[0] = apply_scale<kNvfp4>(raw_pair<0>(x), s_g);
+    a[1] = apply_scale<kNvfp4>(raw_pair<0>(y), s_g8);
+    a[2] = apply_scale<kNvfp4>(raw_pair<1>(x), s_g);
+    a[3] = apply_scale<kNvfp4>(raw_pair<1>(y), s_g8);
+  } else {
+    a[0] = apply_scale<kNvfp4>(raw_pair<2>(x), s_g);
+    a[1] = apply_scale<kNvfp4>(raw_pair<2>(y), s_g8);
+    a[2] = apply_scale<kNvfp4>(raw_pair<3>(x), s_g);
+    a[3] = apply_scale<kNvfp4>(raw_pair<3>(y), s_g8);
+  }
+}
+
+/// One 32-k chunk of one row of the shared-memory operand: 16 FP4 bytes
+/// (words w[0..3], storage order) → four 16-byte pieces in logical order.
+/// Logical piece q holds real k {2q, 2q+1, 2q+8, 2q+9, 2q+16, 2q+17, 2q+24,
+/// 2q+25} = byte q of w[0], w[1], w[2], w[3]. NVFP4: the first two pairs of a
+/// piece lie in the chunk's first 16-block (scale s0), the last two in the
+/// second (s1); MXFP4: one block (s0 = s1).
+template <bool kNvfp4>
+__device__ __forceinline__ void chunk_to_logical(const std::uint32_t (&w)[4], const PairScale& s0, const PairScale& s1,
+                                                 uint4 (&piece)[4]) {
+  NibbleSplit n[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) n[i] = split_nibbles(w[i]);
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    const std::uint32_t sel = q | (0x8u << 4) | ((4u + q) << 8) | (0x8u << 12);
+    piece[q].x = apply_scale<kNvfp4>(raw_pair_from(n[0].lo, n[0].hi, sel), s0);
+    piece[q].y = apply_scale<kNvfp4>(raw_pair_from(n[1].lo, n[1].hi, sel), s0);
+    piece[q].z = apply_scale<kNvfp4>(raw_pair_from(n[2].lo, n[2].hi, sel), s1);
+    piece[q].w = apply_scale<kNvfp4>(raw_pair_from(n[3].lo, n[3].hi, sel), s1);
+  }
+}
+
+/// Logical position (0..31) of real k r (0..31) inside a chunk.
+__host__ __device__ constexpr int logical_k(int r) {
+  return 16 * ((r % 8) / 4) + 8 * ((r % 4) / 2) + 2 * (r / 8) + r % 2;
+}
+
+}  // namespace fp4moe::kernels

@@ -1,0 +1,307 @@
+// The FP4 GEMM engine for sm_90a: one warp-specialised persistent kernel for
+// every layout (TileScheduler) and both regimes (swap-AB or not).
+//
+// Warpgroup 0 is the producer: one thread streams FP4 tiles of X and Y (2-D
+// TMA) and their 128x4-tiled scale chunks (1-D bulk copies) into a ring of
+// kStages shared-memory stages, each guarded by a full/empty mbarrier pair.
+// Warpgroups 1..2 are consumers, 64 X rows each. Per 64-K sub-step they
+//   1. load their X rows with ldmatrix and dequantise them in registers into
+//      the wgmma A fragments (fp4_dequant.cuh: a_fragment),
+//   2. together dequantise the Y tile into one of two BF16 buffers in the
+//      128B-swizzled K-major layout wgmma reads (chunk_to_logical),
+//   3. issue 4 wgmma m64nBNk16 (register A, shared B) into FP32 accumulators.
+// The BF16 buffers alternate, so dequantising sub-step i+1 overlaps the tensor
+// cores on sub-step i. The epilogue applies the global scales and stores BF16
+// or FP32 directly from the accumulators.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include "kernels/sm90/fp4_dequant.cuh"
+#include "kernels/sm90/gemm_params.hpp"
+#include "kernels/sm90/ptx/memory.cuh"
+#include "kernels/sm90/ptx/wgmma.cuh"
+#include "kernels/sm90/tile_scheduler.cuh"
+
+namespace fp4moe::kernels {
+
+constexpr int align_up(int x, int a) { return (x + a - 1) / a * a; }
+
+template <bool kNvfp4_, Layout kLayout_, bool kSwap_, int BN_, int BK_, int kStages_>
+struct GemmConfig {
+  static constexpr bool kNvfp4 = kNvfp4_;
+  static constexpr Layout kLayout = kLayout_;
+  static constexpr bool kSwap = kSwap_;
+  static constexpr int kConsumers = 2;
+  static constexpr int BM = 64 * kConsumers;  // X rows per CTA
+  static constexpr int BN = BN_;              // Y rows per CTA
+  static constexpr int BK = BK_;              // K per stage
+  static constexpr int kStages = kStages_;
+  static constexpr int kThreads = 128 * (kConsumers + 1);
+  static constexpr int kConsumerThreads = 128 * kConsumers;
+  static constexpr int kBlock = kNvfp4 ? 16 : 32;
+  static constexpr int BT = kSwap ? BN : BM;  // tokens per tile
+  static constexpr int BW = kSwap ? BM : BN;  // weights per tile
+  static constexpr int kRowBytes = BK / 2;    // FP4 bytes per tile row
+  static constexpr int kSwizzleBits = kRowBytes == 32 ? 1 : kRowBytes == 64 ? 2 : 3;
+  static constexpr int kChunksPerStage = BK / (4 * kBlock);  // 512-byte scale chunks per band per stage
+  static constexpr int kYBands = (BN + 127) / 128;
+  // Shared memory map of one stage.
+  static constexpr int kXBytes = BM * kRowBytes;
+  static constexpr int kYBytes = align_up(BN * kRowBytes, 1024);
+  static constexpr int kXScaleBytes = 512 * kChunksPerStage;
+  static constexpr int kYScaleBytes = 512 * kChunksPerStage * kYBands;
+  static constexpr int kOffY = align_up(kXBytes, 1024);
+  static constexpr int kOffXScale = kOffY + kYBytes;
+  static constexpr int kOffYScale = kOffXScale + kXScaleBytes;
+  static constexpr int kStageBytes = align_up(kOffYScale + kYScaleBytes, 1024);
+  // Dequantised Y: two BF16 buffers of BN rows × 64 K (128-byte rows).
+  static constexpr int kYConvBytes = align_up(BN * 128, 1024);
+  static constexpr int kOffConv = kStages * kStageBytes;
+  static constexpr int kOffBarriers = kOffConv + 2 * kYConvBytes;
+  static constexpr int kOffPrefix = kOffBarriers + 16 * kStages;
+  static constexpr int kMaxGroups = 1024;
+  static constexpr int kSmemBytes = kOffPrefix + (kLayout == Layout::kMasked ? 4 * (kMaxGroups + 1) : 0) + 1024;  // + alignment slack
+  static_assert(BK % 64 == 0 && BK <= 256, "BK is 64, 128 or 256");
+  static_assert(BK % (4 * kBlock) == 0, "a stage covers whole 128x4 scale chunks");
+  static_assert(BN % 8 == 0 && BN <= 256 && (BN <= 128 ? 128 % BN == 0 : BN % 128 == 0), "BN tiles the 128-row scale bands");
+  static_assert(kSmemBytes <= 227 * 1024, "shared memory");
+};
+
+/// Byte offset of 16-byte chunk c of row r in a TMA tile with the swizzle that
+/// matches its row size (32/64/128B): address bits [4, 4+b) ^= bits [7, 7+b).
+template <int kRowBytes, int kBits>
+__device__ __forceinline__ std::uint32_t swizzled(std::uint32_t r, std::uint32_t c) {
+  const std::uint32_t off = r * kRowBytes + c * 16;
+  return off ^ (((off >> 7) & ((1u << kBits) - 1)) << 4);
+}
+
+/// Byte offset of scale (row r of a 128-row band, column c of a 4-column
+/// chunk) inside a 512-byte chunk of the 128x4 layout.
+__device__ __forceinline__ std::uint32_t scale_in_chunk(std::uint32_t r, std::uint32_t c) {
+  return (r % 32) * 16 + (r / 32) * 4 + c;
+}
+
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    fp4_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b, GemmParams p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr bool kNv = Cfg::kNvfp4;
+  constexpr int BN = Cfg::BN, BK = Cfg::BK, kStages = Cfg::kStages;
+  extern __shared__ __align__(1024) std::uint8_t smem_raw[];
+  std::uint8_t* smem = reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t(1023));
+  std::uint64_t* full = reinterpret_cast<std::uint64_t*>(smem + Cfg::kOffBarriers);
+  std::uint64_t* empty = full + kStages;
+  std::int32_t* prefix = reinterpret_cast<std::int32_t*>(smem + Cfg::kOffPrefix);
+
+  const CUtensorMap* tmap_x = Cfg::kSwap ? &tmap_b : &tmap_a;
+  const CUtensorMap* tmap_y = Cfg::kSwap ? &tmap_a : &tmap_b;
+  const OperandParams& px = Cfg::kSwap ? p.b : p.a;
+  const OperandParams& py = Cfg::kSwap ? p.a : p.b;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      ptx::mbar_init(&full[s], 1);
+      ptx::mbar_init(&empty[s], 1);
+    }
+    ptx::fence_mbarrier_init();
+  }
+  if constexpr (Cfg::kLayout == Layout::kMasked) {
+    if (threadIdx.x < 32) masked_prefix<Cfg::BT>(p, prefix);
+  }
+  __syncthreads();
+
+  const TileScheduler<Cfg::kLayout, Cfg::BT, Cfg::BW> sched(p, prefix);
+  const int k_iters = (p.k + BK - 1) / BK;
+
+  // X/Y rows of a tile in their tensor maps, and (group, row-in-group) of their scales.
+  auto x_row = [&](const Tile& t) { return Cfg::kSwap ? sched.b_row(t) : sched.a_row(t); };
+  auto y_row = [&](const Tile& t) { return Cfg::kSwap ? sched.a_row(t) : sched.b_row(t); };
+  auto a_scale_group = [&](const Tile& t) { return Cfg::kLayout == Layout::kMasked ? t.group : 0; };
+  auto b_scale_group = [&](const Tile& t) { return Cfg::kLayout == Layout::kDense ? 0 : t.group; };
+  auto x_scale_row0 = [&](const Tile& t) { return Cfg::kSwap ? t.n0 : t.m0; };
+  auto y_scale_row0 = [&](const Tile& t) { return Cfg::kSwap ? t.m0 : t.n0; };
+  auto x_scale_group = [&](const Tile& t) { return Cfg::kSwap ? b_scale_group(t) : a_scale_group(t); };
+  auto y_scale_group = [&](const Tile& t) { return Cfg::kSwap ? a_scale_group(t) : b_scale_group(t); };
+
+  if (threadIdx.x < 128) {
+    // ------------------------------------------------------------ producer
+    ptx::setmaxnreg_dec<40>();
+    if (threadIdx.x == 0) {
+      ptx::prefetch_tensor_map(tmap_x);
+      ptx::prefetch_tensor_map(tmap_y);
+      std::uint32_t it = 0;
+      for (std::int32_t id = blockIdx.x; id < sched.total; id += gridDim.x) {
+        const Tile t = sched.tile(id);
+        if (t.group < 0) continue;  // contiguous padding block: nothing to load
+        const std::int32_t xr = x_row(t), yr = y_row(t);
+        const std::uint8_t* xs = px.scales + std::int64_t(x_scale_group(t)) * px.scale_group_bytes;
+        const std::uint8_t* ys = py.scales + std::int64_t(y_scale_group(t)) * py.scale_group_bytes;
+        const std::int32_t x_band = x_scale_row0(t) / 128, y_band0 = y_scale_row0(t) / 128;
+        const std::int32_t x_bands_total = (px.rows_per_group + 127) / 128, y_bands_total = (py.rows_per_group + 127) / 128;
+        for (int kb = 0; kb < k_iters; ++kb, ++it) {
+          const int s = it % kStages;
+          ptx::mbar_wait(&empty[s], ((it / kStages) & 1) ^ 1);
+          std::uint8_t* st = smem + s * Cfg::kStageBytes;
+          const int chunk0 = kb * Cfg::kChunksPerStage;
+          const int chunks = min(Cfg::kChunksPerStage, px.scale_chunks - chunk0);
+          std::uint32_t bytes = Cfg::kXBytes + BN * Cfg::kRowBytes;
+          if (x_band < x_bands_total) bytes += 512 * chunks;
+          for (int b = 0; b < Cfg::kYBands; ++b)
+            if (y_band0 + b < y_bands_total) bytes += 512 * chunks;
+          ptx::mbar_arrive_expect_tx(&full[s], bytes);
+          ptx::tma_load_2d(st, tmap_x, kb * Cfg::kRowBytes, xr, &full[s]);
+          ptx::tma_load_2d(st + Cfg::kOffY, tmap_y, kb * Cfg::kRowBytes, yr, &full[s]);
+          if (x_band < x_bands_total)
+            ptx::bulk_load(st + Cfg::kOffXScale, xs + (std::int64_t(x_band) * px.scale_chunks + chunk0) * 512, 512 * chunks, &full[s]);
+          for (int b = 0; b < Cfg::kYBands; ++b)
+            if (y_band0 + b < y_bands_total)
+              ptx::bulk_load(st + Cfg::kOffYScale + b * 512 * Cfg::kChunksPerStage,
+                             ys + (std::int64_t(y_band0 + b) * py.scale_chunks + chunk0) * 512, 512 * chunks, &full[s]);
+        }
+      }
+    }
+    return;
+  }
+
+  // ------------------------------------------------------------ consumers
+  ptx::setmaxnreg_inc<232>();
+  const int ctid = threadIdx.x - 128;          // 0..255
+  const int wg = ctid / 128, warp = (ctid / 32) % 4, lane = ctid % 32;
+  const int g = lane / 4, j = lane % 4;
+  const int x_r0 = 64 * wg + 16 * warp + g;    // this thread's X rows: x_r0, x_r0 + 8
+  using Mma = ptx::WgmmaRegA<ptx::BF16, BN>;
+  float acc[BN / 2];
+  std::uint32_t it = 0, sub_it = 0;
+  const std::uint32_t conv_base = ptx::smem_addr(smem + Cfg::kOffConv);
+
+  for (std::int32_t id = blockIdx.x; id < sched.total; id += gridDim.x) {
+    const Tile t = sched.tile(id);
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
+    if (t.group >= 0) {
+      const std::int32_t xs_row = x_scale_row0(t) % 128 + x_r0;  // row in the X scale band
+      const std::int32_t ys_row0 = y_scale_row0(t) % 128;
+      for (int kb = 0; kb < k_iters; ++kb, ++it) {
+        const int s = it % kStages;
+        ptx::mbar_wait(&full[s], (it / kStages) & 1);
+        std::uint8_t* st = smem + s * Cfg::kStageBytes;
+        const std::uint32_t x_base = ptx::smem_addr(st), y_base = ptx::smem_addr(st + Cfg::kOffY);
+        const int k_stage = kb * BK;
+#pragma unroll 1
+        for (int sub = 0; sub < BK / 64; ++sub, ++sub_it) {
+          const int buf = sub_it & 1;
+          // X: rows x_r0 / x_r0+8, 32-k chunks 2sub and 2sub+1 via one ldmatrix.x4.
+          std::uint32_t xw[4];
+          {
+            const int mi = lane / 8;
+            const int row = 64 * wg + 16 * warp + (lane % 8) + 8 * (mi % 2);
+            ptx::ldmatrix_x4(xw, x_base + swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(row, 2 * sub + mi / 2));
+          }
+          PairScale xs[2][2];  // [chunk][row g / g+8]
+#pragma unroll
+          for (int c = 0; c < 2; ++c) {
+            const int chunk = 2 * sub + c;  // 32-k chunk within the stage
+            const bool live = k_stage + 32 * chunk < p.k;
+            const int col = kNv ? 2 * chunk + j / 2 : chunk;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              std::uint8_t code = 0;
+              if (live) code = *(st + Cfg::kOffXScale + (col / 4) * 512 + scale_in_chunk(xs_row + 8 * h, col % 4));
+              xs[c][h] = kNv ? nvfp4_pair_scale(code) : mxfp4_pair_scale(code);
+              if (!live) xs[c][h] = {0u, 0u};
+            }
+          }
+          // The other BF16 buffer was read by this warpgroup's wgmmas of two
+          // sub-steps ago; wait for ours, then for everyone's.
+          ptx::wgmma_wait<1>();
+          ptx::named_barrier(1, Cfg::kConsumerThreads);
+          // Y: BN rows × 2 chunks of 32 k, dequantised into logical order.
+          const std::uint32_t ybuf = conv_base + buf * Cfg::kYConvBytes;
+          for (int item = ctid; item < 2 * BN; item += Cfg::kConsumerThreads) {
+            const int n = item % BN, cc = item / BN;
+            const int chunk = 2 * sub + cc;
+            const uint4 raw = ptx::lds128(y_base + swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(n, chunk));
+            const std::uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
+            const bool live = k_stage + 32 * chunk < p.k;
+            const int band = (ys_row0 + n) / 128, r = (ys_row0 + n) % 128;
+            const std::uint8_t* sc = st + Cfg::kOffYScale + band * 512 * Cfg::kChunksPerStage;
+            PairScale s0{0u, 0u}, s1{0u, 0u};
+            if (live) {
+              const int col0 = kNv ? 2 * chunk : chunk;
+              const std::uint8_t c0 = sc[(col0 / 4) * 512 + scale_in_chunk(r, col0 % 4)];
+              s0 = kNv ? nvfp4_pair_scale(c0) : mxfp4_pair_scale(c0);
+              if constexpr (kNv) {
+                const std::uint8_t c1 = sc[((col0 + 1) / 4) * 512 + scale_in_chunk(r, (col0 + 1) % 4)];
+                s1 = nvfp4_pair_scale(c1);
+              } else {
+                s1 = s0;
+              }
+            }
+            uint4 piece[4];
+            chunk_to_logical<kNv>(w, s0, s1, piece);
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+              const std::uint32_t lc = (4 * cc + q) ^ (n % 8);  // 128B swizzle of the BF16 row
+              ptx::sts128(ybuf + n * 128 + lc * 16, piece[q]);
+            }
+          }
+          ptx::fence_proxy_async_smem();
+          ptx::named_barrier(2, Cfg::kConsumerThreads);
+          if (sub == BK / 64 - 1 && ctid == 0) ptx::mbar_arrive(&empty[s]);
+          // wgmma: 4 k16 steps over the 64-K sub-tile.
+          std::uint32_t a[4][4];
+#pragma unroll
+          for (int step = 0; step < 4; ++step)
+            a_fragment<kNv>(xw[2 * (step / 2)], xw[2 * (step / 2) + 1], step % 2, xs[step / 2][0], xs[step / 2][1], a[step]);
+#pragma unroll
+          for (int i = 0; i < BN / 2; ++i) ptx::fence_register(acc[i]);
+          ptx::wgmma_fence();
+#pragma unroll
+          for (int step = 0; step < 4; ++step)
+            Mma::mma(acc, a[step], ptx::smem_desc_k_major_sw128(ybuf + 32 * step), true);
+          ptx::wgmma_commit();
+#pragma unroll
+          for (int i = 0; i < BN / 2; ++i) ptx::fence_register(acc[i]);
+        }
+      }
+      ptx::wgmma_wait<0>();
+    }
+
+    // -------------------------------------------------------- epilogue
+    float factor = dequant_offset_correction<kNv>();
+    if constexpr (kNv) {
+      if (t.group >= 0) factor *= p.a.global[a_scale_group(t)] * p.b.global[b_scale_group(t)];
+    }
+#pragma unroll
+    for (int i = 0; i < BN / 8; ++i) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {      // rows g, g+8
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {    // columns 2j, 2j+1
+          const int xr = x_r0 + 8 * h, yc = 8 * i + 2 * j + e;
+          const std::int32_t m = Cfg::kSwap ? t.m0 + yc : t.m0 + xr;
+          const std::int32_t n = Cfg::kSwap ? t.n0 + xr : t.n0 + yc;
+          if (m >= t.m_end || n >= p.n) continue;
+          float v = acc[4 * i + 2 * h + e] * factor;
+          if constexpr (Cfg::kLayout == Layout::kContiguous) {
+            if (t.group < 0 || p.m_indices[m] < 0) v = 0.0f;
+          }
+          std::int64_t off = std::int64_t(m) * p.ldd + n;
+          if constexpr (Cfg::kLayout == Layout::kMasked) off += std::int64_t(t.group) * p.d_group_stride;
+          if (p.d_is_bf16) {
+            static_cast<__nv_bfloat16*>(p.d)[off] = __float2bfloat16_rn(v);
+          } else {
+            static_cast<float*>(p.d)[off] = v;
+          }
+        }
+      }
+    }
+  }
+#endif
+}
+
+}  // namespace fp4moe::kernels

@@ -1,0 +1,39 @@
+// Everything a GEMM kernel launch needs besides its two tensor maps. Shared by
+// the host launcher and the device code.
+//
+// Roles. The kernel multiplies an X operand held in registers (wgmma's M side,
+// BM rows per CTA) by a Y operand staged in shared memory as BF16 (wgmma's N
+// side, BN rows per CTA). Without swap-AB X is A (tokens) and Y is B
+// (weights); with swap-AB X is B and Y is A, and the accumulator tile is Dᵀ.
+#pragma once
+
+#include <cstdint>
+
+namespace fp4moe::kernels {
+
+enum class Layout : std::uint8_t { kDense, kContiguous, kMasked };
+
+struct OperandParams {
+  const std::uint8_t* scales = nullptr;  ///< 128x4-tiled block scales
+  std::int64_t scale_group_bytes = 0;    ///< bytes of one group's scales (0: one group)
+  std::int32_t scale_chunks = 0;         ///< 512-byte chunks per 128-row band: ceil(K/block/4)
+  const float* global = nullptr;         ///< NVFP4 decode scale(s); null for MXFP4
+  std::int32_t rows_per_group = 0;       ///< rows of one group in the 2-D tensor map
+};
+
+struct GemmParams {
+  OperandParams a, b;  ///< A = tokens [.., K], B = weights [.., K]
+  std::int32_t m = 0;         ///< dense: M; contiguous: ΣM; masked: max M per group
+  std::int32_t n = 0;
+  std::int32_t k = 0;
+  std::int32_t groups = 1;
+  const std::int32_t* m_indices = nullptr;  ///< contiguous layout
+  const std::int32_t* masked_m = nullptr;   ///< masked layout
+  void* d = nullptr;
+  std::int64_t ldd = 0;            ///< elements between rows of D
+  std::int64_t d_group_stride = 0; ///< masked layout: elements between groups of D
+  bool d_is_bf16 = true;
+  std::int32_t split_k = 1;        ///< K slices per output tile
+};
+
+}  // namespace fp4moe::kernels

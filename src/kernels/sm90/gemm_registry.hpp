@@ -1,0 +1,36 @@
+// The compiled GEMM kernels: one entry per (format, layout, tactic), each with
+// its launcher. Filled by the instance files in instances/.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <vector>
+
+#include "fp4moe/gemm.hpp"
+#include "kernels/sm90/gemm_params.hpp"
+
+namespace fp4moe::kernels {
+
+struct LaunchArgs {
+  const Fp4Tensor* a;
+  const Fp4Tensor* b;
+  GemmParams params;
+  std::int64_t a_rows;     ///< rows of A's 2-D view (all groups)
+  std::int64_t b_rows;
+  std::int64_t max_tiles;  ///< upper bound on output tiles (grid size)
+  cudaStream_t stream;
+};
+
+using LaunchFn = void (*)(const LaunchArgs&);
+
+struct KernelEntry {
+  Fp4Format format;
+  Layout layout;
+  GemmTactic tactic;
+  int block_m;  ///< X rows per CTA
+  LaunchFn launch;
+};
+
+const std::vector<KernelEntry>& kernel_registry();
+
+}  // namespace fp4moe::kernels

@@ -1,0 +1,48 @@
+// wgmma support: fences, commit/wait, the shared-memory matrix descriptor and
+// the register-fragment geometry the kernels rely on. The per-shape mma
+// wrappers are generated (wgmma_generated.cuh).
+//
+// Fragment layout of m64nNk16 (PTX ISA "Register Fragments"), for thread t of
+// warp w in the warpgroup, g = t / 4, j = t % 4:
+//   A registers a[0..3] (two 16-bit values each, low half first):
+//     a[0] = A[16w+g   ][2j, 2j+1]     a[1] = A[16w+g+8][2j, 2j+1]
+//     a[2] = A[16w+g   ][2j+8, 2j+9]   a[3] = A[16w+g+8][2j+8, 2j+9]
+//   accumulators d[4i + {0,1,2,3}] = D[16w+g][8i+2j], D[16w+g][8i+2j+1],
+//                                   D[16w+g+8][8i+2j], D[16w+g+8][8i+2j+1]
+// tests/gpu/kernels/wgmma_fragment_test.cu checks both.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/sm90/ptx/wgmma_generated.cuh"
+
+namespace fp4moe::ptx {
+
+/// Orders this warpgroup's register accesses before the next wgmma.
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+/// Waits until at most N committed wgmma groups of this warpgroup are pending.
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+/// Keeps the compiler from moving accesses of a register across wgmma
+/// instructions that read or write it asynchronously.
+__device__ __forceinline__ void fence_register(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+__device__ __forceinline__ void fence_register(std::uint32_t& r) { asm volatile("" : "+r"(r)::"memory"); }
+
+/// Descriptor of a K-major operand tile in shared memory stored with the 128B
+/// swizzle: rows of 128 bytes (64 16-bit elements of K), 8-row atoms of 1024
+/// bytes, atom after atom along N. `smem` is the byte address of the first
+/// element this wgmma reads (advance by 32 bytes per k16 step inside a row).
+__device__ __forceinline__ std::uint64_t smem_desc_k_major_sw128(std::uint32_t smem) {
+  std::uint64_t d = 0;
+  d |= (smem & 0x3ffffu) >> 4;              // start address, 16-byte units
+  d |= std::uint64_t(1) << 16;              // leading byte offset: unused for swizzled K-major
+  d |= std::uint64_t(1024 >> 4) << 32;      // stride byte offset: one 8-row atom
+  d |= std::uint64_t(1) << 62;              // swizzle mode: 128B
+  return d;
+}
+
+}  // namespace fp4moe::ptx

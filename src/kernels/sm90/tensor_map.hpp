@@ -1,0 +1,16 @@
+// Host helper: TMA descriptors for FP4 operands, encoded through the driver
+// entry point (no link-time dependency on libcuda).
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+namespace fp4moe::kernels {
+
+/// 2-D map of packed FP4 data viewed as bytes [rows, k/2], box [box_k/2 bytes,
+/// box_rows], with the swizzle that matches the box row size (32/64/128 B).
+/// Rows past the end and bytes past k/2 read as zero.
+CUtensorMap make_fp4_tensor_map(const void* data, std::int64_t rows, std::int64_t k, int box_rows, int box_k);
+
+}  // namespace fp4moe::kernels

@@ -1,0 +1,110 @@
+// The layouts as tile schedulers of the one GEMM engine. A tile is BT tokens ×
+// BW weights of one group; CTAs take tiles persistently (tile += gridDim.x),
+// weight blocks fastest so concurrent CTAs share token blocks and neighbouring
+// weight tiles stay in L2.
+//
+//   dense       one group, M tokens
+//   contiguous  ΣM token rows; the expert of a token block is m_indices of its
+//               first row (−1: the whole block is padding, written as 0);
+//               blocks never mix experts (rows are aligned per expert)
+//   masked      G groups of max M rows; group g has masked_m[g] valid rows
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/sm90/gemm_params.hpp"
+
+namespace fp4moe::kernels {
+
+struct Tile {
+  std::int32_t group;   ///< expert (−1: contiguous padding block)
+  std::int32_t m0;      ///< first token row (contiguous: global row; masked: row in group)
+  std::int32_t n0;      ///< first weight row within the group
+  std::int32_t m_end;   ///< one past the last valid token row of this tile's group
+  std::int32_t k_slice; ///< split-K slice
+};
+
+template <Layout kLayout, int BT, int BW>
+struct TileScheduler {
+  static constexpr int kMaxGroups = 1024;
+  const GemmParams& p;
+  std::int32_t n_blocks;    // weight blocks per group
+  std::int32_t total;       // tiles (× split_k)
+  const std::int32_t* prefix;  // masked: cumulative token blocks per group (shared memory)
+
+  __device__ TileScheduler(const GemmParams& params, const std::int32_t* masked_prefix)
+      : p(params), prefix(masked_prefix) {
+    n_blocks = (p.n + BW - 1) / BW;
+    std::int32_t t_blocks;
+    if constexpr (kLayout == Layout::kMasked) {
+      t_blocks = prefix[p.groups];
+    } else if constexpr (kLayout == Layout::kContiguous) {
+      t_blocks = (p.m + BT - 1) / BT;
+    } else {
+      t_blocks = (p.m + BT - 1) / BT;
+    }
+    total = t_blocks * n_blocks * p.split_k;
+  }
+
+  __device__ Tile tile(std::int32_t id) const {
+    Tile t;
+    t.k_slice = id % p.split_k;
+    id /= p.split_k;
+    const std::int32_t tb = id / n_blocks, wb = id % n_blocks;
+    t.n0 = wb * BW;
+    if constexpr (kLayout == Layout::kMasked) {
+      std::int32_t g = 0;
+      while (prefix[g + 1] <= tb) ++g;
+      t.group = g;
+      t.m0 = (tb - prefix[g]) * BT;
+      t.m_end = p.masked_m[g] < p.m ? p.masked_m[g] : p.m;
+    } else if constexpr (kLayout == Layout::kContiguous) {
+      t.m0 = tb * BT;
+      t.group = p.m_indices[t.m0];
+      t.m_end = p.m;
+    } else {
+      t.group = 0;
+      t.m0 = tb * BT;
+      t.m_end = p.m;
+    }
+    return t;
+  }
+
+  /// Row of the tile's first token in A's 2-D tensor map.
+  __device__ std::int32_t a_row(const Tile& t) const {
+    return kLayout == Layout::kMasked ? t.group * p.m + t.m0 : t.m0;
+  }
+  /// Row of the tile's first weight in B's 2-D tensor map.
+  __device__ std::int32_t b_row(const Tile& t) const {
+    return kLayout == Layout::kDense ? t.n0 : t.group * p.n + t.n0;
+  }
+};
+
+/// Masked layout: cumulative token-block counts per group into shared memory
+/// (prefix[0] = 0, prefix[g+1] = prefix[g] + ceil(min(masked_m[g], M) / BT)).
+/// Run by one warp before the roles split.
+template <int BT>
+__device__ void masked_prefix(const GemmParams& p, std::int32_t* prefix) {
+  const int lane = threadIdx.x % 32;
+  std::int32_t carry = 0;
+  if (lane == 0) prefix[0] = 0;
+  for (int base = 0; base < p.groups; base += 32) {
+    const int g = base + lane;
+    std::int32_t blocks = 0;
+    if (g < p.groups) {
+      std::int32_t valid = p.masked_m[g];
+      valid = valid < 0 ? 0 : (valid > p.m ? p.m : valid);
+      blocks = (valid + BT - 1) / BT;
+    }
+    std::int32_t incl = blocks;
+#pragma unroll
+    for (int off = 1; off < 32; off *= 2) {
+      const std::int32_t v = __shfl_up_sync(0xffffffffu, incl, off);
+      if (lane >= off) incl += v;
+    }
+    if (g < p.groups) prefix[g + 1] = carry + incl;
+    carry += __shfl_sync(0xffffffffu, incl, 31);
+  }
+}
+
+}  // namespace fp4moe::kernels

@@ -1,0 +1,151 @@
+#include "gemm/gemm_test_util.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "fp4moe/codec.hpp"
+#include "reference/reference_gemm.hpp"
+
+namespace fp4moe::test {
+
+const char* layout_name(GemmLayout l) {
+  return l == GemmLayout::kDense ? "dense" : l == GemmLayout::kContiguous ? "contiguous" : "masked";
+}
+
+std::string GemmCase::describe() const {
+  std::ostringstream o;
+  o << format_name(format) << " " << layout_name(layout) << " m=" << m << " n=" << n << " k=" << k << " g=" << groups
+    << " out=" << dtype_name(out) << (content == Fp4Content::kIntegerValued ? " int" : "")
+    << " tactic=" << (tactic ? tactic->name() : "heuristic");
+  return o.str();
+}
+
+namespace {
+
+double read_out(const std::vector<std::uint8_t>& buf, DType t, std::int64_t i) {
+  if (t == DType::kBF16) {
+    std::uint16_t v;
+    std::memcpy(&v, buf.data() + 2 * i, 2);
+    return bf16_bits_to_float(v);
+  }
+  float v;
+  std::memcpy(&v, buf.data() + 4 * i, 4);
+  return v;
+}
+
+bool is_poison(const std::vector<std::uint8_t>& buf, DType t, std::int64_t i) {
+  const std::int64_t sz = dtype_size(t);
+  for (std::int64_t b = 0; b < sz; ++b)
+    if (buf[static_cast<std::size_t>(i * sz + b)] != 0xff) return false;
+  return true;
+}
+
+}  // namespace
+
+GemmResult run_gemm_case(const GemmCase& c, Rng& rng) {
+  // ------------------------------------------------------------ operands
+  std::int64_t a_rows = c.m, a_groups = 1;
+  std::vector<std::int32_t> m_indices;
+  if (c.layout == GemmLayout::kContiguous) {
+    for (int e = 0; e < static_cast<int>(c.expert_rows.size()); ++e) {
+      const int rows = c.expert_rows[e];
+      const int padded = (rows + kContiguousAlignment - 1) / kContiguousAlignment * kContiguousAlignment;
+      for (int r = 0; r < padded; ++r) m_indices.push_back(r < rows ? e : -1);
+    }
+    a_rows = static_cast<std::int64_t>(m_indices.size());
+  } else if (c.layout == GemmLayout::kMasked) {
+    a_groups = c.groups;
+  }
+  const std::int64_t b_groups = c.layout == GemmLayout::kDense ? 1 : c.groups;
+  HostFp4 a(c.format, ScaleLayout::kTiled128x4, a_rows, c.k, a_groups);
+  HostFp4 b(c.format, ScaleLayout::kTiled128x4, c.n, c.k, b_groups);
+  fill_random(a, rng, c.content);
+  fill_random(b, rng, c.content);
+
+  // ------------------------------------------------------------ reference
+  const std::int64_t d_groups = a_groups, d_rows = a_rows, ld = c.n + c.ld_pad;
+  std::vector<double> ref(static_cast<std::size_t>(d_groups * d_rows * c.n), std::nan(""));
+  if (c.layout == GemmLayout::kDense) {
+    ref = reference::gemm_nt(a.t, b.t);
+  } else if (c.layout == GemmLayout::kContiguous) {
+    ref = reference::grouped_contiguous(a.t, b.t, m_indices.data());
+  } else {
+    reference::grouped_masked(a.t, b.t, c.masked_m.data(), ref.data());
+  }
+
+  // ------------------------------------------------------------ GPU run
+  DeviceFp4 da(a), db(b);
+  da.upload(a);
+  db.upload(b);
+  const std::int64_t d_elems = d_groups * d_rows * ld;
+  DeviceBuffer<std::uint8_t> dd(static_cast<std::size_t>(d_elems * dtype_size(c.out)));
+  dd.fill_bytes(0xff);
+  DeviceBuffer<std::int32_t> d_idx(m_indices.size()), d_masked(c.masked_m.size());
+  if (!m_indices.empty()) d_idx.upload(m_indices);
+  if (!c.masked_m.empty()) d_masked.upload(std::vector<std::int32_t>(c.masked_m.begin(), c.masked_m.end()));
+  MatrixView d{dd.get(), c.out, d_rows, c.n, ld, 1, d_groups, 0};
+  GemmOptions opt;
+  opt.tactic = c.tactic;
+  if (c.layout == GemmLayout::kDense) {
+    fp4_gemm_nt(da.t, db.t, d, nullptr, opt);
+  } else if (c.layout == GemmLayout::kContiguous) {
+    m_grouped_fp4_gemm_nt_contiguous(da.t, db.t, d, d_idx.get(), nullptr, opt);
+  } else {
+    int expected = 0;
+    for (int v : c.masked_m) expected = std::max(expected, v);
+    m_grouped_fp4_gemm_nt_masked(da.t, db.t, d, d_masked.get(), expected, nullptr, opt);
+  }
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess) << c.describe();
+  const std::vector<std::uint8_t> got = dd.download();
+
+  // ------------------------------------------------------------ compare
+  GemmResult r;
+  double err2 = 0, ref2 = 0;
+  for (std::int64_t gi = 0; gi < d_groups; ++gi)
+    for (std::int64_t row = 0; row < d_rows; ++row)
+      for (std::int64_t col = 0; col < ld; ++col) {
+        const std::int64_t i = (gi * d_rows + row) * ld + col;
+        const bool in_cols = col < c.n;
+        const bool masked_out = c.layout == GemmLayout::kMasked && row >= c.masked_m[static_cast<std::size_t>(gi)];
+        if (!in_cols || masked_out) {
+          r.bad_untouched += !is_poison(got, c.out, i);
+          continue;
+        }
+        const double want = ref[static_cast<std::size_t>((gi * d_rows + row) * c.n + col)];
+        const double have = read_out(got, c.out, i);
+        if (!std::isfinite(have)) {
+          ++r.non_finite;
+          continue;
+        }
+        if (c.layout == GemmLayout::kContiguous && m_indices[static_cast<std::size_t>(row)] < 0) {
+          r.bad_padding += have != 0.0;
+          continue;
+        }
+        err2 += (have - want) * (have - want);
+        ref2 += want * want;
+        if (c.content == Fp4Content::kIntegerValued && c.out == DType::kFP32) r.mismatches += have != want;
+        if (c.out == DType::kBF16) {
+          const double tol = std::ldexp(std::fabs(want), -8) + 1e-30;
+          r.max_bf16_excess = std::max(r.max_bf16_excess, std::fabs(have - want) / tol);
+        }
+      }
+  r.rel_error = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
+  return r;
+}
+
+void expect_gemm_ok(const GemmCase& c, const GemmResult& r) {
+  EXPECT_EQ(r.non_finite, 0) << c.describe();
+  EXPECT_EQ(r.bad_untouched, 0) << c.describe();
+  EXPECT_EQ(r.bad_padding, 0) << c.describe();
+  if (c.out == DType::kFP32) {
+    EXPECT_LE(r.rel_error, 1e-5) << c.describe();
+    if (c.content == Fp4Content::kIntegerValued) {
+      EXPECT_EQ(r.mismatches, 0) << c.describe();
+    }
+  } else {
+    EXPECT_LE(r.max_bf16_excess, 1.0 + 1e-3) << c.describe();
+  }
+}
+
+}  // namespace fp4moe::test

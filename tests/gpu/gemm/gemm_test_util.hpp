@@ -1,0 +1,47 @@
+// Running one GEMM case end to end: random operands, the float64 reference,
+// the GPU call on a poisoned output, and the comparison.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fp4moe/gemm.hpp"
+#include "support/test_support.hpp"
+
+namespace fp4moe::test {
+
+enum class GemmLayout { kDense, kContiguous, kMasked };
+const char* layout_name(GemmLayout l);
+
+struct GemmCase {
+  Fp4Format format = Fp4Format::kNVFP4;
+  GemmLayout layout = GemmLayout::kDense;
+  int m = 1;            ///< dense: M; masked: max M per group; contiguous: ignored (see expert_rows)
+  int n = 256;
+  int k = 256;
+  int groups = 1;
+  DType out = DType::kFP32;
+  Fp4Content content = Fp4Content::kRandom;
+  std::vector<int> expert_rows;   ///< contiguous: valid rows per expert (each padded to 128)
+  std::vector<int> masked_m;      ///< masked: valid rows per group
+  const GemmTactic* tactic = nullptr;
+  int ld_pad = 0;                 ///< extra elements per row of D (checked untouched)
+  std::string describe() const;
+};
+
+struct GemmResult {
+  double rel_error = 0;      ///< relative Frobenius error over written elements
+  std::int64_t mismatches = 0;  ///< integer content: elements not bit-exact
+  std::int64_t bad_untouched = 0;  ///< elements that should keep the poison but changed
+  std::int64_t bad_padding = 0;    ///< contiguous padding rows not exactly 0
+  std::int64_t non_finite = 0;     ///< written elements that are NaN/Inf
+  double max_bf16_excess = 0;      ///< BF16: worst |got-ref| / (2^-8|ref| + tiny), ≤ 1 passes
+};
+
+/// Runs the case with fresh random data and returns the comparison.
+GemmResult run_gemm_case(const GemmCase& c, Rng& rng);
+
+/// Asserts the result against the numerics contract (DESIGN.md §4).
+void expect_gemm_ok(const GemmCase& c, const GemmResult& r);
+
+}  // namespace fp4moe::test
