@@ -65,7 +65,8 @@ struct GemmConfig {
   static constexpr int kOffPrefix = kOffBarriers + 16 * kStages;
   static constexpr int kMaxGroups = 1024;
   static constexpr int kSmemBytes = kOffPrefix + (kLayout == Layout::kMasked ? 4 * (kMaxGroups + 1) : 0) + 1024;  // + alignment slack
-  static_assert(BK % 64 == 0 && BK <= 256, "BK is 64, 128 or 256");
+  static_assert(BK == 128 || BK == 256, "BK is 128 or 256: an even number of 64-K sub-steps per stage keeps the\n"
+                "double-buffered A fragments and BF16 tiles at compile-time indices");
   static_assert(BK % (4 * kBlock) == 0, "a stage covers whole 128x4 scale chunks");
   static_assert(BN % 8 == 0 && BN <= 256 && (BN <= 128 ? 128 % BN == 0 : BN % 128 == 0), "BN tiles the 128-row scale bands");
   static_assert(kSmemBytes <= 227 * 1024, "shared memory");
@@ -175,7 +176,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int x_r0 = 64 * wg + 16 * warp + g;    // this thread's X rows: x_r0, x_r0 + 8
   using Mma = ptx::WgmmaRegA<ptx::BF16, BN>;
   float acc[BN / 2];
-  std::uint32_t it = 0, sub_it = 0;
+  // A fragments, double-buffered by sub-step parity. wgmma reads them
+  // asynchronously, which the compiler does not know: each buffer is fenced
+  // (kept in the same registers) until the wait that proves its last reader
+  // finished, two sub-steps later. Indices are compile-time (the sub-step loop
+  // is unrolled and every stage has an even number of sub-steps), so the
+  // buffers stay in registers.
+  std::uint32_t afrag[2][4][4];
+  std::uint32_t it = 0;
   const std::uint32_t conv_base = ptx::smem_addr(smem + Cfg::kOffConv);
 
   for (std::int32_t id = blockIdx.x; id < sched.total; id += gridDim.x) {
@@ -191,9 +199,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         std::uint8_t* st = smem + s * Cfg::kStageBytes;
         const std::uint32_t x_base = ptx::smem_addr(st), y_base = ptx::smem_addr(st + Cfg::kOffY);
         const int k_stage = kb * BK;
-#pragma unroll 1
-        for (int sub = 0; sub < BK / 64; ++sub, ++sub_it) {
-          const int buf = sub_it & 1;
+#pragma unroll
+        for (int sub = 0; sub < BK / 64; ++sub) {
+          const int buf = sub % 2;
           // X: rows x_r0 / x_r0+8, 32-k chunks 2sub and 2sub+1 via one ldmatrix.x4.
           std::uint32_t xw[4];
           {
@@ -215,9 +223,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
               if (!live) xs[c][h] = {0u, 0u};
             }
           }
-          // The other BF16 buffer was read by this warpgroup's wgmmas of two
-          // sub-steps ago; wait for ours, then for everyone's.
+          // This buffer's BF16 tile and A fragments were last read by this
+          // warpgroup's wgmmas two sub-steps ago: wait for them here, then for
+          // every warpgroup's at the barrier.
           ptx::wgmma_wait<1>();
+#pragma unroll
+          for (int st4 = 0; st4 < 4; ++st4)
+#pragma unroll
+            for (int r = 0; r < 4; ++r) ptx::fence_register(afrag[buf][st4][r]);
           ptx::named_barrier(1, Cfg::kConsumerThreads);
           // Y: BN rows × 2 chunks of 32 k, dequantised into logical order.
           const std::uint32_t ybuf = conv_base + buf * Cfg::kYConvBytes;
@@ -253,19 +266,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           ptx::named_barrier(2, Cfg::kConsumerThreads);
           if (sub == BK / 64 - 1 && ctid == 0) ptx::mbar_arrive(&empty[s]);
           // wgmma: 4 k16 steps over the 64-K sub-tile.
-          std::uint32_t a[4][4];
 #pragma unroll
           for (int step = 0; step < 4; ++step)
-            a_fragment<kNv>(xw[2 * (step / 2)], xw[2 * (step / 2) + 1], step % 2, xs[step / 2][0], xs[step / 2][1], a[step]);
+            a_fragment<kNv>(xw[2 * (step / 2)], xw[2 * (step / 2) + 1], step % 2, xs[step / 2][0], xs[step / 2][1],
+                            afrag[buf][step]);
 #pragma unroll
           for (int i = 0; i < BN / 2; ++i) ptx::fence_register(acc[i]);
           ptx::wgmma_fence();
 #pragma unroll
           for (int step = 0; step < 4; ++step)
-            Mma::mma(acc, a[step], ptx::smem_desc_k_major_sw128(ybuf + 32 * step), true);
+            Mma::mma(acc, afrag[buf][step], ptx::smem_desc_k_major_sw128(ybuf + 32 * step), true);
           ptx::wgmma_commit();
 #pragma unroll
           for (int i = 0; i < BN / 2; ++i) ptx::fence_register(acc[i]);
+#pragma unroll
+          for (int st4 = 0; st4 < 4; ++st4)
+#pragma unroll
+            for (int r = 0; r < 4; ++r) ptx::fence_register(afrag[buf][st4][r]);
         }
       }
       ptx::wgmma_wait<0>();

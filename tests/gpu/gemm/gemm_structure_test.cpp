@@ -9,21 +9,25 @@
 #include "fp4moe/codec.hpp"
 #include "fp4moe/gemm.hpp"
 #include "kernels/sm90/gemm_registry.hpp"
+#include "reference/reference_gemm.hpp"
 #include "support/test_support.hpp"
 
 namespace fp4moe {
 namespace {
 
+/// Row r holds a single 1.0 at k = 37·r mod K (37 is odd, so rows < K get
+/// distinct positions spread over every pipeline stage).
 void one_hot_rows(test::HostFp4& h, int k) {
   std::fill(h.data.begin(), h.data.end(), 0);
   const std::uint8_t one_scale = h.t.format == Fp4Format::kNVFP4 ? 0x38 : 127;  // 1.0
   test::set_all_scales(h, one_scale);
-  for (std::int64_t r = 0; r < h.t.rows; ++r) test::set_code(h, 0, r, r % k, 2);  // E2M1 code 2 = 1.0
+  for (std::int64_t r = 0; r < h.t.rows; ++r) test::set_code(h, 0, r, (37 * r) % k, 2);  // E2M1 code 2 = 1.0
 }
 
 TEST(GemmStructure, OneHotRowsGiveTheIdentityPattern) {
   FP4MOE_REQUIRE_GPU();
-  const int m = 128, n = 128, k = 128;
+  for (int k : {128, 512}) {
+  const int m = 128, n = 128;
   for (Fp4Format f : {Fp4Format::kNVFP4, Fp4Format::kMXFP4}) {
     for (const auto& e : kernels::kernel_registry()) {
       if (e.format != f || e.layout != kernels::Layout::kDense) continue;
@@ -52,7 +56,46 @@ TEST(GemmStructure, OneHotRowsGiveTheIdentityPattern) {
             if (got[r * n + c] != 0.0f) where << " " << c << "(" << got[r * n + c] << ")";
         }
       }
-      EXPECT_EQ(bad, 0) << format_name(f) << " " << e.tactic.name() << where.str();
+      EXPECT_EQ(bad, 0) << format_name(f) << " " << e.tactic.name() << " K=" << k << where.str();
+    }
+  }
+  }
+}
+
+/// Diagnostic for a random product: which output rows and columns are wrong.
+TEST(GemmStructure, RandomProductErrorMap) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  const int m = 128, n = 128, k = 512;
+  for (Fp4Format f : {Fp4Format::kNVFP4, Fp4Format::kMXFP4}) {
+    for (const auto& e : kernels::kernel_registry()) {
+      if (e.format != f || e.layout != kernels::Layout::kDense) continue;
+      test::HostFp4 a(f, ScaleLayout::kTiled128x4, m, k), b(f, ScaleLayout::kTiled128x4, n, k);
+      test::fill_random(a, rng, test::Fp4Content::kIntegerValued);
+      test::fill_random(b, rng, test::Fp4Content::kIntegerValued);
+      const std::vector<double> ref = reference::gemm_nt(a.t, b.t);
+      test::DeviceFp4 da(a), db(b);
+      da.upload(a);
+      db.upload(b);
+      test::DeviceBuffer<float> d(static_cast<std::size_t>(m * n));
+      d.fill_bytes(0xff);
+      GemmOptions opt;
+      opt.tactic = &e.tactic;
+      fp4_gemm_nt(da.t, db.t, MatrixView{d.get(), DType::kFP32, m, n}, nullptr, opt);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      const std::vector<float> got = d.download();
+      std::string rows(m, '.'), cols(n, '.');
+      int bad = 0;
+      for (int r = 0; r < m; ++r)
+        for (int c = 0; c < n; ++c)
+          if (double(got[r * n + c]) != ref[r * n + c]) {
+            rows[r] = 'x';
+            cols[c] = 'x';
+            ++bad;
+          }
+      EXPECT_EQ(bad, 0) << format_name(f) << " " << e.tactic.name() << "\n rows " << rows << "\n cols " << cols
+                        << "\n d[0][0..3] = " << got[0] << " " << got[1] << " " << got[2] << " " << got[3]
+                        << " ref " << ref[0] << " " << ref[1] << " " << ref[2] << " " << ref[3];
     }
   }
 }
