@@ -22,6 +22,8 @@
 
 #include <cstdint>
 
+#include "kernels/sm90/ptx/bit_ops.cuh"
+
 namespace fp4moe::kernels {
 
 /// Nibbles of the four bytes split into low and high nibble words:
@@ -35,20 +37,21 @@ __device__ __forceinline__ NibbleSplit split_nibbles(std::uint32_t q) {
 
 /// Raw BF16x2 (values E2M1·2^-126) of the two elements of byte `b`, from the
 /// split nibbles. PRMT puts lo's byte b at byte 0 and hi's byte b at byte 2
-/// (selector 0x8 replicates the sign of a byte below 0x80: a zero byte), then
+/// (selector 0x8 replicates the sign of lo's byte 0, which is below 0x80: a
+/// zero byte; this needs ptx::prmt, not __byte_perm), then
 /// v·(2^6 + 2^12) lays each nibble's magnitude at bits 6-8 / 22-24 and its sign
 /// at 15 / 31 (the two shifted copies do not overlap, so the sum is an OR) and
 /// the mask keeps those bits.
 template <int kByte>
 __device__ __forceinline__ std::uint32_t raw_pair(const NibbleSplit& s) {
   constexpr std::uint32_t sel = kByte | (0x8u << 4) | ((4u + kByte) << 8) | (0x8u << 12);
-  const std::uint32_t v = __byte_perm(s.lo, s.hi, sel);
+  const std::uint32_t v = ptx::prmt(s.lo, s.hi, sel);
   return (v * 4160u) & 0x81c081c0u;
 }
 
 /// Same as raw_pair but with the byte taken from two different words.
 __device__ __forceinline__ std::uint32_t raw_pair_from(std::uint32_t lo, std::uint32_t hi, std::uint32_t sel) {
-  return (__byte_perm(lo, hi, sel) * 4160u) & 0x81c081c0u;
+  return (ptx::prmt(lo, hi, sel) * 4160u) & 0x81c081c0u;
 }
 
 __device__ __forceinline__ std::uint32_t bf16x2_mul(std::uint32_t a, std::uint32_t b) {

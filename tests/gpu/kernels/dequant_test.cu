@@ -62,6 +62,80 @@ TEST(DequantDevice, Mxfp4EveryCodeEveryScaleIsExact) {
   check_all_codes<false>();
 }
 
+/// raw_pair<b> for b = 0..3 on arbitrary words: both elements of byte b, with
+/// every other byte non-zero (zero neighbours once hid a selector bug).
+__global__ void raw_pairs_kernel(const std::uint32_t* q, std::uint32_t* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const NibbleSplit s = split_nibbles(q[i]);
+  out[4 * i + 0] = raw_pair<0>(s);
+  out[4 * i + 1] = raw_pair<1>(s);
+  out[4 * i + 2] = raw_pair<2>(s);
+  out[4 * i + 3] = raw_pair<3>(s);
+}
+
+TEST(DequantDevice, RawPairsOfRandomWordsMatchTheHostDecoder) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  const int n = 1 << 16;
+  std::vector<std::uint32_t> q(n);
+  for (auto& w : q) w = static_cast<std::uint32_t>(rng.integer(0, 0xffffffffll));
+  test::DeviceBuffer<std::uint32_t> dq(n), dout(4 * n);
+  dq.upload(q);
+  raw_pairs_kernel<<<n / 256, 256>>>(dq.get(), dout.get(), n);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::vector<std::uint32_t> got = dout.download();
+  const double two126 = std::ldexp(1.0, 126);
+  for (int i = 0; i < n; ++i)
+    for (int b = 0; b < 4; ++b) {
+      const unsigned byte = (q[i] >> (8 * b)) & 0xff;
+      const double lo = bf16_bits_to_float(static_cast<std::uint16_t>(got[4 * i + b] & 0xffff)) * two126;
+      const double hi = bf16_bits_to_float(static_cast<std::uint16_t>(got[4 * i + b] >> 16)) * two126;
+      ASSERT_EQ(lo, decode_e2m1(byte & 0xf)) << std::hex << q[i] << " byte " << b;
+      ASSERT_EQ(hi, decode_e2m1(byte >> 4)) << std::hex << q[i] << " byte " << b;
+      ASSERT_EQ(std::signbit(lo), bool(byte & 0x8)) << std::hex << q[i] << " byte " << b;
+    }
+}
+
+/// chunk_to_logical on random chunks: piece q holds real k in logical order.
+__global__ void chunk_kernel(const uint4* in, uint4* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const std::uint32_t w[4] = {in[i].x, in[i].y, in[i].z, in[i].w};
+  const PairScale one = nvfp4_pair_scale(0x38);  // 1.0 → pieces carry E2M1·2^-9
+  uint4 piece[4];
+  chunk_to_logical<true>(w, one, one, piece);
+  for (int q = 0; q < 4; ++q) out[4 * i + q] = piece[q];
+}
+
+TEST(DequantDevice, ChunkToLogicalPlacesEveryRealKAtItsLogicalSlot) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  const int n = 4096;
+  std::vector<uint4> in(n);
+  for (auto& v : in)
+    v = make_uint4(static_cast<unsigned>(rng.integer(0, 0xffffffffll)), static_cast<unsigned>(rng.integer(0, 0xffffffffll)),
+                   static_cast<unsigned>(rng.integer(0, 0xffffffffll)), static_cast<unsigned>(rng.integer(0, 0xffffffffll)));
+  test::DeviceBuffer<uint4> din(n), dout(4 * n);
+  din.upload(in);
+  chunk_kernel<<<n / 256, 256>>>(din.get(), dout.get(), n);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::vector<uint4> got = dout.download();
+  for (int i = 0; i < n; ++i) {
+    const std::uint32_t w[4] = {in[i].x, in[i].y, in[i].z, in[i].w};
+    std::uint16_t logical[32];
+    for (int q = 0; q < 4; ++q) {
+      const std::uint32_t p[4] = {got[4 * i + q].x, got[4 * i + q].y, got[4 * i + q].z, got[4 * i + q].w};
+      for (int e = 0; e < 8; ++e) logical[8 * q + e] = static_cast<std::uint16_t>(p[e / 2] >> (16 * (e % 2)));
+    }
+    for (int r = 0; r < 32; ++r) {
+      const unsigned code = (w[r / 8] >> (4 * (r % 8))) & 0xf;
+      ASSERT_EQ(double(bf16_bits_to_float(logical[logical_k(r)])), double(decode_e2m1(code)) * std::ldexp(1.0, -9))
+          << "chunk " << i << " real k " << r;
+    }
+  }
+}
+
 TEST(DequantLayout, LogicalKIsABijectionMatchingTheRegisterFragment) {
   bool seen[32] = {};
   for (int r = 0; r < 32; ++r) {
