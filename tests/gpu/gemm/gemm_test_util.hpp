@@ -35,7 +35,7 @@ struct GemmResult {
   std::int64_t bad_untouched = 0;  ///< elements that should keep the poison but changed
   std::int64_t bad_padding = 0;    ///< contiguous padding rows not exactly 0
   std::int64_t non_finite = 0;     ///< written elements that are NaN/Inf
-  double max_bf16_excess = 0;      ///< BF16: worst |got-ref| / (2^-8|ref| + tiny), ≤ 1 passes
+  double max_bf16_excess = 0;      ///< BF16: worst |got-ref| / (2^-8|ref| + 1e-5·rms(ref)), ≤ 1 passes
 };
 
 /// Runs the case with fresh random data and returns the comparison.
