@@ -58,10 +58,15 @@ struct GemmConfig {
   static constexpr int kOffXScale = kOffY + kYBytes;
   static constexpr int kOffYScale = kOffXScale + kXScaleBytes;
   static constexpr int kStageBytes = align_up(kOffYScale + kYScaleBytes, 1024);
-  // Dequantised Y: two BF16 buffers of BN rows × 64 K (128-byte rows).
+  // Dequantised Y: BF16 buffers of BN rows × 64 K (128-byte rows), two per
+  // user. With swap-AB (few tokens) each consumer warpgroup dequantises its
+  // own copy, so the warpgroups never wait for each other; otherwise (a wide
+  // weight tile) they share one pair and split the work.
+  static constexpr bool kPrivateY = kSwap;
+  static constexpr int kYUsers = kPrivateY ? kConsumers : 1;
   static constexpr int kYConvBytes = align_up(BN * 128, 1024);
   static constexpr int kOffConv = kStages * kStageBytes;
-  static constexpr int kOffBarriers = kOffConv + 2 * kYConvBytes;
+  static constexpr int kOffBarriers = kOffConv + 2 * kYUsers * kYConvBytes;
   static constexpr int kOffPrefix = kOffBarriers + 16 * kStages;
   static constexpr int kMaxGroups = 1024;
   static constexpr int kSmemBytes = kOffPrefix + (kLayout == Layout::kMasked ? 4 * (kMaxGroups + 1) : 0) + 1024;  // + alignment slack
@@ -106,7 +111,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       ptx::mbar_init(&full[s], 1);
-      ptx::mbar_init(&empty[s], 1);
+      ptx::mbar_init(&empty[s], Cfg::kYUsers);  // one release per Y user
     }
     ptx::fence_mbarrier_init();
   }
@@ -174,6 +179,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int wg = ctid / 128, warp = (ctid / 32) % 4, lane = ctid % 32;
   const int g = lane / 4, j = lane % 4;
   const int x_r0 = 64 * wg + 16 * warp + g;    // this thread's X rows: x_r0, x_r0 + 8
+  // The threads that dequantise and synchronise on one Y buffer pair.
+  constexpr int kYThreads = Cfg::kPrivateY ? 128 : Cfg::kConsumerThreads;
+  const int y_tid = Cfg::kPrivateY ? ctid % 128 : ctid;
+  const std::uint32_t bar_free = Cfg::kPrivateY ? 1 + 2 * wg : 1, bar_ready = bar_free + 1;
   using Mma = ptx::WgmmaRegA<ptx::BF16, BN>;
   float acc[BN / 2];
   // A fragments, double-buffered by sub-step parity. wgmma reads them
@@ -225,16 +234,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           }
           // This buffer's BF16 tile and A fragments were last read by this
           // warpgroup's wgmmas two sub-steps ago: wait for them here, then for
-          // every warpgroup's at the barrier.
+          // every other user's at the barrier.
           ptx::wgmma_wait<1>();
-#pragma unroll
-          for (int st4 = 0; st4 < 4; ++st4)
-#pragma unroll
-            for (int r = 0; r < 4; ++r) ptx::fence_register(afrag[buf][st4][r]);
-          ptx::named_barrier(1, Cfg::kConsumerThreads);
+          ptx::named_barrier(bar_free, kYThreads);
           // Y: BN rows × 2 chunks of 32 k, dequantised into logical order.
-          const std::uint32_t ybuf = conv_base + buf * Cfg::kYConvBytes;
-          for (int item = ctid; item < 2 * BN; item += Cfg::kConsumerThreads) {
+          const std::uint32_t ybuf = conv_base + ((Cfg::kPrivateY ? 2 * wg : 0) + buf) * Cfg::kYConvBytes;
+          for (int item = y_tid; item < 2 * BN; item += kYThreads) {
             const int n = item % BN, cc = item / BN;
             const int chunk = 2 * sub + cc;
             const uint4 raw = ptx::lds128(y_base + swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(n, chunk));
@@ -263,8 +268,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             }
           }
           ptx::fence_proxy_async_smem();
-          ptx::named_barrier(2, Cfg::kConsumerThreads);
-          if (sub == BK / 64 - 1 && ctid == 0) ptx::mbar_arrive(&empty[s]);
+          ptx::named_barrier(bar_ready, kYThreads);
+          if (sub == BK / 64 - 1 && y_tid == 0) ptx::mbar_arrive(&empty[s]);
           // wgmma: 4 k16 steps over the 64-K sub-tile.
 #pragma unroll
           for (int step = 0; step < 4; ++step)
@@ -277,12 +282,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           for (int step = 0; step < 4; ++step)
             Mma::mma(acc, afrag[buf][step], ptx::smem_desc_k_major_sw128(ybuf + 32 * step), true);
           ptx::wgmma_commit();
-#pragma unroll
-          for (int i = 0; i < BN / 2; ++i) ptx::fence_register(acc[i]);
-#pragma unroll
-          for (int st4 = 0; st4 < 4; ++st4)
-#pragma unroll
-            for (int r = 0; r < 4; ++r) ptx::fence_register(afrag[buf][st4][r]);
         }
       }
       ptx::wgmma_wait<0>();
