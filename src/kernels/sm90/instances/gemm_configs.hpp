@@ -8,4 +8,4 @@
   X(FMT, LAYOUT, false, 256, 128, 4)        \
   X(FMT, LAYOUT, true, 16, 256, 6)          \
   X(FMT, LAYOUT, true, 64, 256, 6)          \
-  X(FMT, LAYOUT, true, 128, 256, 5)
+  X(FMT, LAYOUT, true, 128, 256, 4)
