@@ -30,7 +30,8 @@ if [ -n "${NCU_FILTER:-}" ]; then
   # Profile the kernels of the rows whose name contains NCU_FILTER.
   ncu --clock-control none --kernel-name regex:"${NCU_KERNEL:-.}" --launch-skip "${NCU_SKIP:-3}" --launch-count 1 \
       --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
-      --section WarpStateStats --section Occupancy --section InstructionStats \
+      --section WarpStateStats --section Occupancy --section InstructionStats --section SchedulerStats \
+      ${NCU_EXTRA:-} \
       build-device/tools/fp4moe "$@" --no-ceilings --filter "$NCU_FILTER" > "$OUT/ncu.txt" 2>&1
   echo "ncu rc=$?"; grep -E "Duration|Throughput|Issue|Pipe|Stall|Occupancy|Registers|Executed Ipc|Warp Cycles" "$OUT/ncu.txt" | head -60
 fi
