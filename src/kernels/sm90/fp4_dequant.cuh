@@ -110,23 +110,26 @@ __device__ __forceinline__ constexpr float dequant_offset_correction() {
 // So real k r = 8j + 4s + 2h + e sits at logical 16s + 8h + 2j + e, and the
 // shared-memory operand is written in that logical order (chunk_to_logical).
 
-/// The four A registers of one k16 step from ldmatrix words of rows g and
-/// g+8 (same 32-k chunk); step ∈ {0, 1} within the chunk.
-template <bool kNvfp4>
-__device__ __forceinline__ void a_fragment(std::uint32_t row_g, std::uint32_t row_g8, int step, const PairScale& s_g,
+/// The four A registers of one k16 step from the split ldmatrix words of rows
+/// g and g+8 (same 32-k chunk); step ∈ {0, 1} within the chunk.
+template <bool kNvfp4, int kStep>
+__device__ __forceinline__ void a_fragment(const NibbleSplit& x, const NibbleSplit& y, const PairScale& s_g,
                                            const PairScale& s_g8, std::uint32_t (&a)[4]) {
-  const NibbleSplit x = split_nibbles(row_g), y = split_nibbles(row_g8);
-  if (step == 0) {
-    a[0] = apply_scale<kNvfp4>(raw_pair<0>(x), s_g);
-    a[1] = apply_scale<kNvfp4>(raw_pair<0>(y), s_g8);
-    a[2] = apply_scale<kNvfp4>(raw_pair<1>(x), s_g);
-    a[3] = apply_scale<kNvfp4>(raw_pair<1>(y), s_g8);
-  } else {
-    a[0] = apply_scale<kNvfp4>(raw_pair<2>(x), s_g);
-    a[1] = apply_scale<kNvfp4>(raw_pair<2>(y), s_g8);
-    a[2] = apply_scale<kNvfp4>(raw_pair<3>(x), s_g);
-    a[3] = apply_scale<kNvfp4>(raw_pair<3>(y), s_g8);
-  }
+  a[0] = apply_scale<kNvfp4>(raw_pair<2 * kStep>(x), s_g);
+  a[1] = apply_scale<kNvfp4>(raw_pair<2 * kStep>(y), s_g8);
+  a[2] = apply_scale<kNvfp4>(raw_pair<2 * kStep + 1>(x), s_g);
+  a[3] = apply_scale<kNvfp4>(raw_pair<2 * kStep + 1>(y), s_g8);
+}
+
+/// Logical piece q (8 elements, see chunk_to_logical) of a chunk whose words
+/// are already split.
+template <bool kNvfp4>
+__device__ __forceinline__ uint4 logical_piece(const NibbleSplit (&n)[4], int q, const PairScale& s0, const PairScale& s1) {
+  const std::uint32_t sel = q | (0x8u << 4) | ((4u + q) << 8) | (0x8u << 12);
+  return make_uint4(apply_scale<kNvfp4>(raw_pair_from(n[0].lo, n[0].hi, sel), s0),
+                    apply_scale<kNvfp4>(raw_pair_from(n[1].lo, n[1].hi, sel), s0),
+                    apply_scale<kNvfp4>(raw_pair_from(n[2].lo, n[2].hi, sel), s1),
+                    apply_scale<kNvfp4>(raw_pair_from(n[3].lo, n[3].hi, sel), s1));
 }
 
 /// One 32-k chunk of one row of the shared-memory operand: 16 FP4 bytes
@@ -142,13 +145,7 @@ __device__ __forceinline__ void chunk_to_logical(const std::uint32_t (&w)[4], co
 #pragma unroll
   for (int i = 0; i < 4; ++i) n[i] = split_nibbles(w[i]);
 #pragma unroll
-  for (int q = 0; q < 4; ++q) {
-    const std::uint32_t sel = q | (0x8u << 4) | ((4u + q) << 8) | (0x8u << 12);
-    piece[q].x = apply_scale<kNvfp4>(raw_pair_from(n[0].lo, n[0].hi, sel), s0);
-    piece[q].y = apply_scale<kNvfp4>(raw_pair_from(n[1].lo, n[1].hi, sel), s0);
-    piece[q].z = apply_scale<kNvfp4>(raw_pair_from(n[2].lo, n[2].hi, sel), s1);
-    piece[q].w = apply_scale<kNvfp4>(raw_pair_from(n[3].lo, n[3].hi, sel), s1);
-  }
+  for (int q = 0; q < 4; ++q) piece[q] = logical_piece<kNvfp4>(n, q, s0, s1);
 }
 
 /// Logical position (0..31) of real k r (0..31) inside a chunk.

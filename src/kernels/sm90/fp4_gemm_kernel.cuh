@@ -30,7 +30,7 @@ namespace fp4moe::kernels {
 
 constexpr int align_up(int x, int a) { return (x + a - 1) / a * a; }
 
-template <bool kNvfp4_, Layout kLayout_, bool kSwap_, int BN_, int BK_, int kStages_>
+template <bool kNvfp4_, Layout kLayout_, bool kSwap_, int BN_, int BK_, int kStages_, int kCtasPerSm_ = 1>
 struct GemmConfig {
   static constexpr bool kNvfp4 = kNvfp4_;
   static constexpr Layout kLayout = kLayout_;
@@ -42,6 +42,12 @@ struct GemmConfig {
   static constexpr int kStages = kStages_;
   static constexpr int kThreads = 128 * (kConsumers + 1);
   static constexpr int kConsumerThreads = 128 * kConsumers;
+  // Memory-bound (swap-AB) tiles are small: two CTAs per SM give the
+  // schedulers twice the warps to hide latency with.
+  static constexpr int kCtasPerSm = kCtasPerSm_;
+  static constexpr int kRegsPerThread = 65536 / (kThreads * kCtasPerSm) / 8 * 8;
+  static constexpr int kProducerRegs = 40;
+  static constexpr int kConsumerRegs = ((kRegsPerThread * kThreads - kProducerRegs * 128) / kConsumerThreads) / 8 * 8;
   static constexpr int kBlock = kNvfp4 ? 16 : 32;
   static constexpr int BT = kSwap ? BN : BM;  // tokens per tile
   static constexpr int BW = kSwap ? BM : BN;  // weights per tile
@@ -74,7 +80,7 @@ struct GemmConfig {
                 "double-buffered A fragments and BF16 tiles at compile-time indices");
   static_assert(BK % (4 * kBlock) == 0, "a stage covers whole 128x4 scale chunks");
   static_assert(BN % 8 == 0 && BN <= 256 && (BN <= 128 ? 128 % BN == 0 : BN % 128 == 0), "BN tiles the 128-row scale bands");
-  static_assert(kSmemBytes <= 227 * 1024, "shared memory");
+  static_assert(kSmemBytes * kCtasPerSm <= 227 * 1024, "shared memory");
 };
 
 /// Byte offset of 16-byte chunk c of row r in a TMA tile with the swizzle that
@@ -92,7 +98,7 @@ __device__ __forceinline__ std::uint32_t scale_in_chunk(std::uint32_t r, std::ui
 }
 
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads, 1)
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     fp4_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b, GemmParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr bool kNv = Cfg::kNvfp4;
@@ -135,7 +141,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   if (threadIdx.x < 128) {
     // ------------------------------------------------------------ producer
-    ptx::setmaxnreg_dec<40>();
+    ptx::setmaxnreg_dec<Cfg::kProducerRegs>();
     if (threadIdx.x == 0) {
       ptx::prefetch_tensor_map(tmap_x);
       ptx::prefetch_tensor_map(tmap_y);
@@ -174,7 +180,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   }
 
   // ------------------------------------------------------------ consumers
-  ptx::setmaxnreg_inc<232>();
+  ptx::setmaxnreg_inc<Cfg::kConsumerRegs>();
   const int ctid = threadIdx.x - 128;          // 0..255
   const int wg = ctid / 128, warp = (ctid / 32) % 4, lane = ctid % 32;
   const int g = lane / 4, j = lane % 4;
@@ -218,20 +224,27 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             const int row = 64 * wg + 16 * warp + (lane % 8) + 8 * (mi % 2);
             ptx::ldmatrix_x4(xw, x_base + swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(row, 2 * sub + mi / 2));
           }
+          // X scales: the two chunks of this sub-step lie in one 4-column
+          // group of the 128x4 layout, so one 32-bit load per row brings them.
           PairScale xs[2][2];  // [chunk][row g / g+8]
-#pragma unroll
-          for (int c = 0; c < 2; ++c) {
-            const int chunk = 2 * sub + c;  // 32-k chunk within the stage
-            const bool live = k_stage + 32 * chunk < p.k;
-            const int col = kNv ? 2 * chunk + j / 2 : chunk;
+          {
+            const int group4 = kNv ? sub : sub / 2;
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-              std::uint8_t code = 0;
-              if (live) code = *(st + Cfg::kOffXScale + (col / 4) * 512 + scale_in_chunk(xs_row + 8 * h, col % 4));
-              xs[c][h] = kNv ? nvfp4_pair_scale(code) : mxfp4_pair_scale(code);
-              if (!live) xs[c][h] = {0u, 0u};
+              const std::uint32_t word =
+                  ptx::lds32(ptx::smem_addr(st + Cfg::kOffXScale + group4 * 512 + scale_in_chunk(xs_row + 8 * h, 0)));
+#pragma unroll
+              for (int c = 0; c < 2; ++c) {
+                const int chunk = 2 * sub + c;  // 32-k chunk within the stage
+                const int col = kNv ? 2 * chunk + j / 2 : chunk;
+                const std::uint8_t code = static_cast<std::uint8_t>(word >> (8 * (col % 4)));
+                xs[c][h] = k_stage + 32 * chunk < p.k ? (kNv ? nvfp4_pair_scale(code) : mxfp4_pair_scale(code))
+                                                      : PairScale{0u, 0u};
+              }
             }
           }
+          const NibbleSplit xg0 = split_nibbles(xw[0]), xg8_0 = split_nibbles(xw[1]);
+          const NibbleSplit xg1 = split_nibbles(xw[2]), xg8_1 = split_nibbles(xw[3]);
           // This buffer's BF16 tile and A fragments were last read by this
           // warpgroup's wgmmas two sub-steps ago: wait for them here, then for
           // every other user's at the barrier.
@@ -239,11 +252,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           ptx::named_barrier(bar_free, kYThreads);
           // Y: BN rows × 2 chunks of 32 k, dequantised into logical order.
           const std::uint32_t ybuf = conv_base + ((Cfg::kPrivateY ? 2 * wg : 0) + buf) * Cfg::kYConvBytes;
-          for (int item = y_tid; item < 2 * BN; item += kYThreads) {
-            const int n = item % BN, cc = item / BN;
+          // Work item: one row × one 32-k chunk × kPieces logical pieces; a
+          // small tile is cut into single pieces so every thread has work.
+          constexpr int kSplit = 2 * BN >= kYThreads ? 1 : (8 * BN <= kYThreads ? 4 : kYThreads / (2 * BN));
+          constexpr int kPieces = 4 / kSplit;
+          for (int item = y_tid; item < 2 * BN * kSplit; item += kYThreads) {
+            const int part = item % kSplit, rc = item / kSplit;
+            const int n = rc % BN, cc = rc / BN;
             const int chunk = 2 * sub + cc;
             const uint4 raw = ptx::lds128(y_base + swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(n, chunk));
-            const std::uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
+            const NibbleSplit w[4] = {split_nibbles(raw.x), split_nibbles(raw.y), split_nibbles(raw.z), split_nibbles(raw.w)};
             const bool live = k_stage + 32 * chunk < p.k;
             const int band = (ys_row0 + n) / 128, r = (ys_row0 + n) % 128;
             const std::uint8_t* sc = st + Cfg::kOffYScale + band * 512 * Cfg::kChunksPerStage;
@@ -259,22 +277,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                 s1 = s0;
               }
             }
-            uint4 piece[4];
-            chunk_to_logical<kNv>(w, s0, s1, piece);
 #pragma unroll
-            for (int q = 0; q < 4; ++q) {
+            for (int pq = 0; pq < kPieces; ++pq) {
+              const int q = part * kPieces + pq;
               const std::uint32_t lc = (4 * cc + q) ^ (n % 8);  // 128B swizzle of the BF16 row
-              ptx::sts128(ybuf + n * 128 + lc * 16, piece[q]);
+              ptx::sts128(ybuf + n * 128 + lc * 16, logical_piece<kNv>(w, q, s0, s1));
             }
           }
           ptx::fence_proxy_async_smem();
           ptx::named_barrier(bar_ready, kYThreads);
           if (sub == BK / 64 - 1 && y_tid == 0) ptx::mbar_arrive(&empty[s]);
           // wgmma: 4 k16 steps over the 64-K sub-tile.
-#pragma unroll
-          for (int step = 0; step < 4; ++step)
-            a_fragment<kNv>(xw[2 * (step / 2)], xw[2 * (step / 2) + 1], step % 2, xs[step / 2][0], xs[step / 2][1],
-                            afrag[buf][step]);
+          a_fragment<kNv, 0>(xg0, xg8_0, xs[0][0], xs[0][1], afrag[buf][0]);
+          a_fragment<kNv, 1>(xg0, xg8_0, xs[0][0], xs[0][1], afrag[buf][1]);
+          a_fragment<kNv, 0>(xg1, xg8_1, xs[1][0], xs[1][1], afrag[buf][2]);
+          a_fragment<kNv, 1>(xg1, xg8_1, xs[1][0], xs[1][1], afrag[buf][3]);
 #pragma unroll
           for (int i = 0; i < BN / 2; ++i) ptx::fence_register(acc[i]);
           ptx::wgmma_fence();

@@ -4,7 +4,8 @@
 
 namespace fp4moe::kernels {
 
-#define FP4MOE_ENTRY(FMT, LAYOUT, SWAP, BN, BK, STAGES) entry<GemmConfig<FMT, Layout::LAYOUT, SWAP, BN, BK, STAGES>>(),
+#define FP4MOE_ENTRY(FMT, LAYOUT, SWAP, BN, BK, STAGES, CTAS) \
+  entry<GemmConfig<FMT, Layout::LAYOUT, SWAP, BN, BK, STAGES, CTAS>>(),
 
 std::vector<KernelEntry> entries_nvfp4_dense() {
   return {FP4MOE_GEMM_TACTICS(FP4MOE_ENTRY, true, kDense)};
