@@ -1,0 +1,177 @@
+// One test per validation rule of the GEMM entry points: the call throws
+// InvalidArgument naming the argument, and the output keeps its sentinel.
+// Host buffers stand in for device memory: every check runs before any CUDA
+// call, so a missing check surfaces as a CudaError instead.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "fp4moe/error.hpp"
+#include "fp4moe/gemm.hpp"
+
+namespace fp4moe {
+namespace {
+
+/// A valid dense NVFP4 problem M=4, N=8, K=64 in host memory.
+struct GemmSetup {
+  alignas(16) std::uint8_t a_data[4 * 32];
+  alignas(16) std::uint8_t b_data[8 * 32];
+  alignas(16) std::uint8_t a_scales[2048];
+  alignas(16) std::uint8_t b_scales[2048];
+  alignas(16) float ga[4] = {1, 1, 1, 1};
+  alignas(16) float gb[4] = {1, 1, 1, 1};
+  alignas(16) float out[4 * 8 * 4];
+  alignas(16) std::int32_t aux[512] = {};
+  Fp4Tensor a, b;
+  MatrixView d;
+  GemmSetup() {
+    std::fill(std::begin(out), std::end(out), 7.0f);
+    a.data = a_data;
+    a.scales = a_scales;
+    a.global_scale = ga;
+    a.scale_layout = ScaleLayout::kTiled128x4;
+    a.rows = 4;
+    a.cols = 64;
+    b = a;
+    b.data = b_data;
+    b.scales = b_scales;
+    b.global_scale = gb;
+    b.rows = 8;
+    d = MatrixView{out, DType::kFP32, 4, 8};
+  }
+  bool untouched() const {
+    return std::all_of(std::begin(out), std::end(out), [](float v) { return v == 7.0f; });
+  }
+};
+
+struct Rule {
+  const char* name;
+  std::function<void(GemmSetup&)> breaks;
+  const char* argument;
+};
+
+void expect_refused(GemmSetup& s, const Rule& r, const std::function<void(GemmSetup&)>& call) {
+  r.breaks(s);
+  try {
+    call(s);
+    ADD_FAILURE() << "accepted: " << r.name;
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), r.argument) << r.name << ": " << e.what();
+  }
+  EXPECT_TRUE(s.untouched()) << r.name;
+}
+
+const Rule kDenseRules[] = {
+    {"null a.data", [](GemmSetup& s) { s.a.data = nullptr; }, "a.data"},
+    {"null b.scales", [](GemmSetup& s) { s.b.scales = nullptr; }, "b.scales"},
+    {"formats differ", [](GemmSetup& s) { s.b.format = Fp4Format::kMXFP4; s.b.global_scale = nullptr; }, "b.format"},
+    {"a row-major scales", [](GemmSetup& s) { s.a.scale_layout = ScaleLayout::kRowMajor; }, "a.scale_layout"},
+    {"b row-major scales", [](GemmSetup& s) { s.b.scale_layout = ScaleLayout::kRowMajor; }, "b.scale_layout"},
+    {"K differs", [](GemmSetup& s) { s.b.cols = 32; }, "b.cols"},
+    {"K not multiple of 32", [](GemmSetup& s) { s.a.cols = s.b.cols = 48; }, "a.cols"},
+    {"K off block", [](GemmSetup& s) { s.a.cols = s.b.cols = 40; }, "a.cols"},
+    {"misaligned a.data", [](GemmSetup& s) { s.a.data = s.a_data + 4; }, "a.data"},
+    {"misaligned b.scales", [](GemmSetup& s) { s.b.scales = s.b_scales + 1; }, "b.scales"},
+    {"nvfp4 without global", [](GemmSetup& s) { s.a.global_scale = nullptr; }, "a.global_scale"},
+    {"rows past 32 bits", [](GemmSetup& s) { s.a.rows = s.d.rows = std::int64_t(1) << 31; }, "a"},
+    {"a grouped", [](GemmSetup& s) { s.a.groups = 2; }, "a.groups"},
+    {"b grouped", [](GemmSetup& s) { s.b.groups = 2; }, "b.groups"},
+    {"null d", [](GemmSetup& s) { s.d.data = nullptr; }, "d.data"},
+    {"d dtype", [](GemmSetup& s) { s.d.dtype = DType::kI32; }, "d.dtype"},
+    {"d rows", [](GemmSetup& s) { s.d.rows = 3; }, "d.rows"},
+    {"d cols", [](GemmSetup& s) { s.d.cols = 9; }, "d.cols"},
+    {"d col stride", [](GemmSetup& s) { s.d.col_stride = 2; }, "d.col_stride"},
+    {"d row stride", [](GemmSetup& s) { s.d.row_stride = 4; }, "d.row_stride"},
+    {"d misaligned", [](GemmSetup& s) { s.d.data = reinterpret_cast<char*>(s.out) + 2; }, "d.data"},
+    {"d overlaps a", [](GemmSetup& s) { s.d.data = s.a_data; s.d.dtype = DType::kBF16; }, "d.data"},
+    {"d overlaps b scales", [](GemmSetup& s) { s.d.data = s.b_scales; }, "d.data"},
+};
+
+class DenseRule : public ::testing::TestWithParam<Rule> {};
+void PrintTo(const Rule& r, std::ostream* os) { *os << r.name; }
+
+TEST_P(DenseRule, RefusedBeforeAnyLaunch) {
+  GemmSetup s;
+  expect_refused(s, GetParam(), [](GemmSetup& g) { fp4_gemm_nt(g.a, g.b, g.d, nullptr); });
+}
+
+INSTANTIATE_TEST_SUITE_P(Rules, DenseRule, ::testing::ValuesIn(kDenseRules), [](const auto& info) {
+  std::string n = info.param.name;
+  for (char& c : n) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n;
+});
+
+TEST(GemmRules, UncompiledTacticOverrideIsRefused) {
+  GemmSetup s;
+  GemmTactic t;
+  t.swap_ab = true;
+  t.block_n = 24;  // not compiled
+  t.block_k = 256;
+  t.stages = 3;
+  GemmOptions opt;
+  opt.tactic = &t;
+  try {
+    fp4_gemm_nt(s.a, s.b, s.d, nullptr, opt);
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "options.tactic");
+    EXPECT_NE(std::string(e.what()).find("compiled"), std::string::npos);
+  }
+  EXPECT_TRUE(s.untouched());
+}
+
+TEST(GemmRules, ContiguousRules) {
+  const Rule rules[] = {
+      {"a grouped", [](GemmSetup& s) { s.a.groups = 2; }, "a.groups"},
+      {"too many experts", [](GemmSetup& s) { s.b.groups = 1025; }, "b.groups"},
+  };
+  for (const Rule& r : rules) {
+    GemmSetup s;
+    s.b.groups = 2;
+    expect_refused(s, r, [](GemmSetup& g) { m_grouped_fp4_gemm_nt_contiguous(g.a, g.b, g.d, g.aux, nullptr); });
+  }
+  GemmSetup s;
+  s.b.groups = 2;
+  try {
+    m_grouped_fp4_gemm_nt_contiguous(s.a, s.b, s.d, nullptr, nullptr);
+    ADD_FAILURE();
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "m_indices");
+  }
+  EXPECT_TRUE(s.untouched());
+}
+
+TEST(GemmRules, MaskedRules) {
+  const Rule rules[] = {
+      {"groups differ", [](GemmSetup& s) { s.b.groups = 3; }, "a.groups"},
+      {"too many groups", [](GemmSetup& s) { s.a.groups = s.b.groups = s.d.groups = 1025; }, "b.groups"},
+      {"d groups", [](GemmSetup& s) { s.d.groups = 1; }, "d.groups"},
+      {"d group stride", [](GemmSetup& s) { s.d.group_stride = 8; }, "d.group_stride"},
+  };
+  for (const Rule& r : rules) {
+    GemmSetup s;
+    s.a.groups = s.b.groups = s.d.groups = 2;
+    s.d.rows = 2;
+    s.a.rows = 2;
+    expect_refused(s, r, [](GemmSetup& g) { m_grouped_fp4_gemm_nt_masked(g.a, g.b, g.d, g.aux, 2, nullptr); });
+  }
+  GemmSetup s;
+  s.a.groups = s.b.groups = s.d.groups = 2;
+  s.d.rows = s.a.rows = 2;
+  try {
+    m_grouped_fp4_gemm_nt_masked(s.a, s.b, s.d, nullptr, 2, nullptr);
+    ADD_FAILURE();
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "masked_m");
+  }
+  try {
+    m_grouped_fp4_gemm_nt_masked(s.a, s.b, s.d, s.aux, -1, nullptr);
+    ADD_FAILURE();
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "expected_m");
+  }
+  EXPECT_TRUE(s.untouched());
+}
+
+}  // namespace
+}  // namespace fp4moe
