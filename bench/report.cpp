@@ -29,6 +29,10 @@ double ceiling_value(const Ceilings& c, CeilingKind k) {
 }
 
 void set_fraction(Row& r, const Ceilings& c) {
+  if (r.by_regime && c.read_gbps > 0 && r.bytes > 0) {
+    const double balance = ceiling_value(c, r.tensor_ceiling) * 1e12 / (c.read_gbps * 1e9);
+    r.ceiling = r.flops / r.bytes < balance ? CeilingKind::kRead : r.tensor_ceiling;
+  }
   const double cap = ceiling_value(c, r.ceiling);
   const bool bandwidth = r.ceiling == CeilingKind::kRead || r.ceiling == CeilingKind::kCopy;
   r.fraction = cap > 0 ? (bandwidth ? r.gbps() : r.tflops()) / cap : 0;

@@ -30,6 +30,10 @@ struct Row {
   double flops = 0;    ///< useful floating-point operations (0: not a GEMM)
   double bytes = 0;    ///< fewest bytes the operation must move
   CeilingKind ceiling = CeilingKind::kRead;
+  /// When set, the ceiling is chosen after the run from the row's arithmetic
+  /// intensity: read bandwidth if memory-bound, else this tensor ceiling.
+  bool by_regime = false;
+  CeilingKind tensor_ceiling = CeilingKind::kBf16Tensor;
   double fraction = 0;     ///< of the ceiling
   double vs_bf16 = 0;      ///< cuBLAS BF16 time / this time (0: no peer)
   double vs_fp8 = 0;       ///< cuBLAS FP8 time / this time (0: no peer)
@@ -38,8 +42,8 @@ struct Row {
   double gbps() const { return bytes / time.median_us * 1e-3; }
 };
 
-/// Fills `fraction` from the ceiling kind: bandwidth kinds compare GB/s, tensor
-/// kinds compare TFLOP/s.
+/// Fills `fraction` (and, for by_regime rows, `ceiling`): bandwidth kinds
+/// compare GB/s, tensor kinds compare TFLOP/s.
 void set_fraction(Row& r, const Ceilings& c);
 
 struct RunInfo {

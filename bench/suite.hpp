@@ -10,16 +10,17 @@
 
 namespace fp4moe::bench {
 
+/// Rows are timed first; the ceilings are measured after the suites (the
+/// cuBLAS 8192³ runs heat the GPU, and rows timed right after them came out
+/// slower) and the fractions filled in at the end.
 struct SuiteContext {
   const Timer& timer;
   TimingOptions timing;
-  Ceilings ceilings;
   std::vector<Row>& rows;
   std::string filter;  ///< only rows whose name contains this run (empty: all)
   /// Whether a row of this name is selected by the filter.
   bool wants(const std::string& name) const { return filter.empty() || name.find(filter) != std::string::npos; }
-  /// Times `op` and appends the finished row (fraction filled in); skips rows
-  /// the filter excludes.
+  /// Times `op` and appends the row; skips rows the filter excludes.
   Row& add(Row r, const std::function<void(cudaStream_t)>& op);
 };
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# One call on the lent GPU machine: build (-j16), the whole test suite, the
+# One call on the lent GPU machine (run scripts/device_commit.sh first and carry
+# .fp4moe_commit): build (-j16), the whole test suite, the
 # benchmark, with logs under $OUT. Usage: scripts/device_run.sh [SUITE ...]
 # Environment: SKIP_TESTS=1, SKIP_BENCH=1, SANITIZE=1 (compute-sanitizer on a
 # subset), GTEST_FILTER for the GPU tests.
@@ -7,7 +8,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
-export FP4MOE_COMMIT=${FP4MOE_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
+# The device copy has no .git: scripts/device_commit.sh writes the commit (and
+# whether the tree was clean) to .fp4moe_commit, carried with the call.
+export FP4MOE_COMMIT=${FP4MOE_COMMIT:-$(cat .fp4moe_commit 2>/dev/null || git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.max.sm,driver_version --format=csv > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
 start=$(date +%s)

@@ -78,15 +78,16 @@ int run_bench(const CliOptions& opt) {
   info.timing = timing;
 
   Timer timer;
-  const Ceilings ceilings = opt.ceilings ? measure_ceilings(timer, timing) : Ceilings{};
-  print_header(info, ceilings);
   std::vector<Row> rows;
-  SuiteContext ctx{timer, timing, ceilings, rows, opt.filter};
+  SuiteContext ctx{timer, timing, rows, opt.filter};
   for (const Suite* s : chosen) {
     std::printf("running suite %s ...\n", s->name);
     std::fflush(stdout);
     s->run(ctx);
   }
+  const Ceilings ceilings = opt.ceilings ? measure_ceilings(timer, timing) : Ceilings{};
+  for (Row& r : rows) set_fraction(r, ceilings);
+  print_header(info, ceilings);
   print_rows(rows);
   if (!json.empty()) {
     write_json(json, info, ceilings, rows);

@@ -23,14 +23,6 @@ std::string shape_text(const Shape& s) {
   return s.groups > 1 ? "G" + std::to_string(s.groups) + " " + t : t;
 }
 
-/// Memory-bound rows are judged against read bandwidth, compute-bound rows
-/// against the tensor rate of the route (BF16 for the exact FP4 routes).
-CeilingKind regime(const Ceilings& c, double flops, double bytes, CeilingKind tensor) {
-  if (c.read_gbps <= 0 || c.bf16_tflops <= 0) return CeilingKind::kRead;
-  const double balance = (ceiling_value(c, tensor) * 1e12) / (c.read_gbps * 1e9);
-  return flops / bytes < balance ? CeilingKind::kRead : tensor;
-}
-
 /// Times the fp4moe row, then the two peers, and fills the ratios.
 void run_shape(SuiteContext& ctx, const std::string& suite, Fp4Format f, kernels::Layout layout, const Shape& s) {
   const std::string name = suite + " " + format_name(f) + " " + shape_text(s);
@@ -71,7 +63,10 @@ void run_shape(SuiteContext& ctx, const std::string& suite, Fp4Format f, kernels
   r.tactic = tactic.name();
   r.flops = 2.0 * double(a_rows) * double(s.n) * double(s.k);
   r.bytes = a.bytes() + b.bytes() + 2.0 * double(a_rows) * double(s.n);
-  r.ceiling = regime(ctx.ceilings, r.flops, r.bytes, CeilingKind::kBf16Tensor);
+  // Memory-bound rows are judged against read bandwidth, compute-bound rows
+  // against the tensor rate of the route (BF16 for the exact FP4 routes).
+  r.by_regime = true;
+  r.tensor_ceiling = CeilingKind::kBf16Tensor;
   const double ours_us = ctx.add(r, op).time.median_us;
   const std::size_t ours_index = ctx.rows.size() - 1;
   for (PeerType pt : {PeerType::kBF16, PeerType::kFP8}) {
@@ -83,7 +78,8 @@ void run_shape(SuiteContext& ctx, const std::string& suite, Fp4Format f, kernels
     pr.tactic = peer.algo();
     pr.flops = peer.flops();
     pr.bytes = peer.min_bytes();
-    pr.ceiling = regime(ctx.ceilings, pr.flops, pr.bytes, pt == PeerType::kBF16 ? CeilingKind::kBf16Tensor : CeilingKind::kFp8Tensor);
+    pr.by_regime = true;
+    pr.tensor_ceiling = pt == PeerType::kBF16 ? CeilingKind::kBf16Tensor : CeilingKind::kFp8Tensor;
     const double peer_us = ctx.add(pr, [&](cudaStream_t stream) { peer.run(stream); }).time.median_us;
     Row& ours = ctx.rows[ours_index];
     (pt == PeerType::kBF16 ? ours.vs_bf16 : ours.vs_fp8) = peer_us / ours_us;
