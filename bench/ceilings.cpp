@@ -1,5 +1,7 @@
 #include "bench/ceilings.hpp"
 
+#include <algorithm>
+
 #include "bench/cublaslt_peer.hpp"
 #include "bench/device_kernels.hpp"
 #include "common/cuda_check.hpp"
@@ -29,6 +31,11 @@ Ceilings measure_ceilings(const Timer& timer, const TimingOptions& opt) {
     (t == PeerType::kBF16 ? c.bf16_tflops : c.fp8_tflops) = g.flops() / ts.median_us * 1e-6;
   }
   return c;
+}
+
+Ceilings best_of(const Ceilings& a, const Ceilings& b) {
+  return {std::max(a.read_gbps, b.read_gbps), std::max(a.copy_gbps, b.copy_gbps), std::max(a.bf16_tflops, b.bf16_tflops),
+          std::max(a.fp8_tflops, b.fp8_tflops)};
 }
 
 }  // namespace fp4moe::bench

@@ -8,4 +8,7 @@ namespace fp4moe::bench {
 
 Ceilings measure_ceilings(const Timer& timer, const TimingOptions& opt);
 
+/// The higher of each ceiling.
+Ceilings best_of(const Ceilings& a, const Ceilings& b);
+
 }  // namespace fp4moe::bench

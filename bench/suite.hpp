@@ -10,9 +10,8 @@
 
 namespace fp4moe::bench {
 
-/// Rows are timed first; the ceilings are measured after the suites (the
-/// cuBLAS 8192³ runs heat the GPU, and rows timed right after them came out
-/// slower) and the fractions filled in at the end.
+/// Rows are timed here; the fractions of the ceilings (measured before and
+/// after the suites, see tools/fp4moe_main.cpp) are filled in at the end.
 struct SuiteContext {
   const Timer& timer;
   TimingOptions timing;
