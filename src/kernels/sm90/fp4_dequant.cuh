@@ -35,23 +35,20 @@ __device__ __forceinline__ NibbleSplit split_nibbles(std::uint32_t q) {
   return {q & 0x0f0f0f0fu, (q >> 4) & 0x0f0f0f0fu};
 }
 
-/// Raw BF16x2 (values E2M1·2^-126) of the two elements of byte `b`, from the
-/// split nibbles. PRMT puts lo's byte b at byte 0 and hi's byte b at byte 2
-/// (selector 0x8 replicates the sign of lo's byte 0, which is below 0x80: a
-/// zero byte; this needs ptx::prmt, not __byte_perm), then
-/// v·(2^6 + 2^12) lays each nibble's magnitude at bits 6-8 / 22-24 and its sign
-/// at 15 / 31 (the two shifted copies do not overlap, so the sum is an OR) and
-/// the mask keeps those bits.
-template <int kByte>
-__device__ __forceinline__ std::uint32_t raw_pair(const NibbleSplit& s) {
-  constexpr std::uint32_t sel = kByte | (0x8u << 4) | ((4u + kByte) << 8) | (0x8u << 12);
-  const std::uint32_t v = ptx::prmt(s.lo, s.hi, sel);
-  return (v * 4160u) & 0x81c081c0u;
-}
-
-/// Same as raw_pair but with the byte taken from two different words.
+/// Raw BF16x2 (values E2M1·2^-126) of the two elements of one byte, from the
+/// split nibbles of its word: `sel` (pair_selector) makes PRMT put lo's byte
+/// at byte 0 and hi's at byte 2, with zero bytes 1 and 3 (nibble 0x8
+/// replicates the sign of lo's byte 0, which is below 0x80; this needs
+/// ptx::prmt, not __byte_perm). Then v·(2^6 + 2^12) lays each nibble's
+/// magnitude at bits 6-8 / 22-24 and its sign at 15 / 31 (the two shifted
+/// copies do not overlap, so the sum is an OR) and the mask keeps those bits.
 __device__ __forceinline__ std::uint32_t raw_pair_from(std::uint32_t lo, std::uint32_t hi, std::uint32_t sel) {
   return (ptx::prmt(lo, hi, sel) * 4160u) & 0x81c081c0u;
+}
+
+/// The PRMT selector that picks byte b of the split nibbles (see raw_pair_from).
+__host__ __device__ constexpr std::uint32_t pair_selector(int b) {
+  return std::uint32_t(b) | (0x8u << 4) | ((4u + b) << 8) | (0x8u << 12);
 }
 
 __device__ __forceinline__ std::uint32_t bf16x2_mul(std::uint32_t a, std::uint32_t b) {
@@ -101,31 +98,19 @@ __device__ __forceinline__ constexpr float dequant_offset_correction() {
 }
 
 // ------------------------------------------------------------------------
-// Operand fragments. The GEMM permutes K inside every 32-element chunk, the
-// same way for both operands (so the product is unchanged), to make the
-// register operand a plain ldmatrix:
-//   ldmatrix gives thread j = t%4 the 4 bytes 4j..4j+3 (real k 8j..8j+7) of a
-//   16-byte chunk row; those become logical k16 step s ∈ {0,1} of the chunk:
-//   byte 2s → slots (2j, 2j+1), byte 2s+1 → slots (2j+8, 2j+9).
-// So real k r = 8j + 4s + 2h + e sits at logical 16s + 8h + 2j + e, and the
-// shared-memory operand is written in that logical order (chunk_to_logical).
-
-/// The four A registers of one k16 step from the split ldmatrix words of rows
-/// g and g+8 (same 32-k chunk); step ∈ {0, 1} within the chunk.
-template <bool kNvfp4, int kStep>
-__device__ __forceinline__ void a_fragment(const NibbleSplit& x, const NibbleSplit& y, const PairScale& s_g,
-                                           const PairScale& s_g8, std::uint32_t (&a)[4]) {
-  a[0] = apply_scale<kNvfp4>(raw_pair<2 * kStep>(x), s_g);
-  a[1] = apply_scale<kNvfp4>(raw_pair<2 * kStep>(y), s_g8);
-  a[2] = apply_scale<kNvfp4>(raw_pair<2 * kStep + 1>(x), s_g);
-  a[3] = apply_scale<kNvfp4>(raw_pair<2 * kStep + 1>(y), s_g8);
-}
+// Operand tiles. The GEMM permutes K inside every 32-element chunk, the same
+// way for both operands (so the product is unchanged): real k r = 8j + 4s +
+// 2h + e goes to logical position 16s + 8h + 2j + e. That order lets one
+// 16-byte FP4 chunk become four 16-byte BF16 pieces with byte selects only
+// (chunk_to_logical), where the plain order would need nibble shuffles. (It
+// was chosen when one operand came from ldmatrix registers, whose fragment
+// layout it matches.)
 
 /// Logical piece q (8 elements, see chunk_to_logical) of a chunk whose words
 /// are already split.
 template <bool kNvfp4>
 __device__ __forceinline__ uint4 logical_piece(const NibbleSplit (&n)[4], int q, const PairScale& s0, const PairScale& s1) {
-  const std::uint32_t sel = q | (0x8u << 4) | ((4u + q) << 8) | (0x8u << 12);
+  const std::uint32_t sel = pair_selector(q);
   return make_uint4(apply_scale<kNvfp4>(raw_pair_from(n[0].lo, n[0].hi, sel), s0),
                     apply_scale<kNvfp4>(raw_pair_from(n[1].lo, n[1].hi, sel), s0),
                     apply_scale<kNvfp4>(raw_pair_from(n[2].lo, n[2].hi, sel), s1),

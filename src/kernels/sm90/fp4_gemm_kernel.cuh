@@ -5,14 +5,15 @@
 // TMA) and their 128x4-tiled scale chunks (1-D bulk copies) into a ring of
 // kStages shared-memory stages, each guarded by a full/empty mbarrier pair.
 // Warpgroups 1..2 are consumers, 64 X rows each. Per 64-K sub-step they
-//   1. load their X rows with ldmatrix and dequantise them in registers into
-//      the wgmma A fragments (fp4_dequant.cuh: a_fragment),
-//   2. together dequantise the Y tile into one of two BF16 buffers in the
-//      128B-swizzled K-major layout wgmma reads (chunk_to_logical),
-//   3. issue 4 wgmma m64nBNk16 (register A, shared B) into FP32 accumulators.
+//   1. dequantise their own 64 X rows, and (shared or each its own copy, see
+//      kPrivateY) the Y tile, into BF16 buffers in the 128B-swizzled K-major
+//      layout wgmma reads (fp4_dequant.cuh: chunk_to_logical, which also
+//      applies the K permutation both operands share),
+//   2. issue 4 wgmma m64nBNk16 with both operands in shared memory.
 // The BF16 buffers alternate, so dequantising sub-step i+1 overlaps the tensor
-// cores on sub-step i. The epilogue applies the global scales and stores BF16
-// or FP32 directly from the accumulators.
+// cores on sub-step i. (An earlier version fed X from registers; ptxas then
+// serialised every k16 wgmma, see docs/PERF.md.) The epilogue applies the
+// global scales and stores BF16 or FP32 directly from the accumulators.
 #pragma once
 
 #include <cuda.h>
@@ -71,8 +72,12 @@ struct GemmConfig {
   static constexpr bool kPrivateY = kSwap;
   static constexpr int kYUsers = kPrivateY ? kConsumers : 1;
   static constexpr int kYConvBytes = align_up(BN * 128, 1024);
+  // Dequantised X: two BF16 buffers of BM rows × 64 K; warpgroup w owns rows
+  // [64w, 64w+64).
+  static constexpr int kXConvBytes = BM * 128;
   static constexpr int kOffConv = kStages * kStageBytes;
-  static constexpr int kOffBarriers = kOffConv + 2 * kYUsers * kYConvBytes;
+  static constexpr int kOffXConv = kOffConv + 2 * kYUsers * kYConvBytes;
+  static constexpr int kOffBarriers = kOffXConv + 2 * kXConvBytes;
   static constexpr int kOffPrefix = kOffBarriers + 16 * kStages;
   static constexpr int kMaxGroups = 1024;
   static constexpr int kSmemBytes = kOffPrefix + (kLayout == Layout::kMasked ? 4 * (kMaxGroups + 1) : 0) + 1024;  // + alignment slack
@@ -189,24 +194,54 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   constexpr int kYThreads = Cfg::kPrivateY ? 128 : Cfg::kConsumerThreads;
   const int y_tid = Cfg::kPrivateY ? ctid % 128 : ctid;
   const std::uint32_t bar_free = Cfg::kPrivateY ? 1 + 2 * wg : 1, bar_ready = bar_free + 1;
-  using Mma = ptx::WgmmaRegA<ptx::BF16, BN>;
+  using Mma = ptx::WgmmaSS<ptx::BF16, BN>;
   float acc[BN / 2];
-  // A fragments, double-buffered by sub-step parity. wgmma reads them
-  // asynchronously, which the compiler does not know: each buffer is fenced
-  // (kept in the same registers) until the wait that proves its last reader
-  // finished, two sub-steps later. Indices are compile-time (the sub-step loop
-  // is unrolled and every stage has an even number of sub-steps), so the
-  // buffers stay in registers.
-  std::uint32_t afrag[2][4][4];
   std::uint32_t it = 0;
   const std::uint32_t conv_base = ptx::smem_addr(smem + Cfg::kOffConv);
+  const std::uint32_t xconv_base = ptx::smem_addr(smem + Cfg::kOffXConv);
+
+  // Dequantises `rows` rows × 2 chunks (32 k each) of an FP4 tile in stage
+  // memory into a BF16 buffer; items are split over `threads` threads from
+  // `tid`. A small tile is cut into single 16-byte pieces so every thread has
+  // work.
+  auto dequantise = [&](std::uint32_t fp4_base, const std::uint8_t* scales, int scale_row0, int rows, int row0,
+                        std::uint32_t bf16_base, int tid, int threads, int sub, int k_stage) {
+    const int kSplit = 2 * rows >= threads ? 1 : (8 * rows <= threads ? 4 : threads / (2 * rows));
+    const int kPieces = 4 / kSplit;
+    for (int item = tid; item < 2 * rows * kSplit; item += threads) {
+      const int part = item % kSplit, rc = item / kSplit;
+      const int n = row0 + rc % rows, cc = rc / rows;
+      const int chunk = 2 * sub + cc;
+      const uint4 raw = ptx::lds128(fp4_base + swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(n, chunk));
+      const NibbleSplit w[4] = {split_nibbles(raw.x), split_nibbles(raw.y), split_nibbles(raw.z), split_nibbles(raw.w)};
+      const int band = (scale_row0 + n) / 128, r = (scale_row0 + n) % 128;
+      const std::uint8_t* sc = scales + band * 512 * Cfg::kChunksPerStage;
+      PairScale s0{0u, 0u}, s1{0u, 0u};
+      if (k_stage + 32 * chunk < p.k) {
+        const int col0 = kNv ? 2 * chunk : chunk;
+        const std::uint8_t c0 = sc[(col0 / 4) * 512 + scale_in_chunk(r, col0 % 4)];
+        s0 = kNv ? nvfp4_pair_scale(c0) : mxfp4_pair_scale(c0);
+        if constexpr (kNv) {
+          const std::uint8_t c1 = sc[((col0 + 1) / 4) * 512 + scale_in_chunk(r, (col0 + 1) % 4)];
+          s1 = nvfp4_pair_scale(c1);
+        } else {
+          s1 = s0;
+        }
+      }
+      for (int pq = 0; pq < kPieces; ++pq) {
+        const int q = part * kPieces + pq;
+        const std::uint32_t lc = (4 * cc + q) ^ (n % 8);  // 128B swizzle of the BF16 row
+        ptx::sts128(bf16_base + n * 128 + lc * 16, logical_piece<kNv>(w, q, s0, s1));
+      }
+    }
+  };
 
   for (std::int32_t id = blockIdx.x; id < sched.total; id += gridDim.x) {
     const Tile t = sched.tile(id);
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
     if (t.group >= 0) {
-      const std::int32_t xs_row = x_scale_row0(t) % 128 + x_r0;  // row in the X scale band
+      const std::int32_t xs_row0 = x_scale_row0(t) % 128;
       const std::int32_t ys_row0 = y_scale_row0(t) % 128;
       for (int kb = 0; kb < k_iters; ++kb, ++it) {
         const int s = it % kStages;
@@ -217,88 +252,29 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 #pragma unroll
         for (int sub = 0; sub < BK / 64; ++sub) {
           const int buf = sub % 2;
-          // X: rows x_r0 / x_r0+8, 32-k chunks 2sub and 2sub+1 via one ldmatrix.x4.
-          std::uint32_t xw[4];
-          {
-            const int mi = lane / 8;
-            const int row = 64 * wg + 16 * warp + (lane % 8) + 8 * (mi % 2);
-            ptx::ldmatrix_x4(xw, x_base + swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(row, 2 * sub + mi / 2));
-          }
-          // X scales: the two chunks of this sub-step lie in one 4-column
-          // group of the 128x4 layout, so one 32-bit load per row brings them.
-          PairScale xs[2][2];  // [chunk][row g / g+8]
-          {
-            const int group4 = kNv ? sub : sub / 2;
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const std::uint32_t word =
-                  ptx::lds32(ptx::smem_addr(st + Cfg::kOffXScale + group4 * 512 + scale_in_chunk(xs_row + 8 * h, 0)));
-#pragma unroll
-              for (int c = 0; c < 2; ++c) {
-                const int chunk = 2 * sub + c;  // 32-k chunk within the stage
-                const int col = kNv ? 2 * chunk + j / 2 : chunk;
-                const std::uint8_t code = static_cast<std::uint8_t>(word >> (8 * (col % 4)));
-                xs[c][h] = k_stage + 32 * chunk < p.k ? (kNv ? nvfp4_pair_scale(code) : mxfp4_pair_scale(code))
-                                                      : PairScale{0u, 0u};
-              }
-            }
-          }
-          const NibbleSplit xg0 = split_nibbles(xw[0]), xg8_0 = split_nibbles(xw[1]);
-          const NibbleSplit xg1 = split_nibbles(xw[2]), xg8_1 = split_nibbles(xw[3]);
-          // This buffer's BF16 tile and A fragments were last read by this
-          // warpgroup's wgmmas two sub-steps ago: wait for them here, then for
-          // every other user's at the barrier.
+          // This buffer pair was last read by this warpgroup's wgmmas two
+          // sub-steps ago: wait for them, then for every other user of Y.
           ptx::wgmma_wait<1>();
           ptx::named_barrier(bar_free, kYThreads);
-          // Y: BN rows × 2 chunks of 32 k, dequantised into logical order.
           const std::uint32_t ybuf = conv_base + ((Cfg::kPrivateY ? 2 * wg : 0) + buf) * Cfg::kYConvBytes;
-          // Work item: one row × one 32-k chunk × kPieces logical pieces; a
-          // small tile is cut into single pieces so every thread has work.
-          constexpr int kSplit = 2 * BN >= kYThreads ? 1 : (8 * BN <= kYThreads ? 4 : kYThreads / (2 * BN));
-          constexpr int kPieces = 4 / kSplit;
-          for (int item = y_tid; item < 2 * BN * kSplit; item += kYThreads) {
-            const int part = item % kSplit, rc = item / kSplit;
-            const int n = rc % BN, cc = rc / BN;
-            const int chunk = 2 * sub + cc;
-            const uint4 raw = ptx::lds128(y_base + swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(n, chunk));
-            const NibbleSplit w[4] = {split_nibbles(raw.x), split_nibbles(raw.y), split_nibbles(raw.z), split_nibbles(raw.w)};
-            const bool live = k_stage + 32 * chunk < p.k;
-            const int band = (ys_row0 + n) / 128, r = (ys_row0 + n) % 128;
-            const std::uint8_t* sc = st + Cfg::kOffYScale + band * 512 * Cfg::kChunksPerStage;
-            PairScale s0{0u, 0u}, s1{0u, 0u};
-            if (live) {
-              const int col0 = kNv ? 2 * chunk : chunk;
-              const std::uint8_t c0 = sc[(col0 / 4) * 512 + scale_in_chunk(r, col0 % 4)];
-              s0 = kNv ? nvfp4_pair_scale(c0) : mxfp4_pair_scale(c0);
-              if constexpr (kNv) {
-                const std::uint8_t c1 = sc[((col0 + 1) / 4) * 512 + scale_in_chunk(r, (col0 + 1) % 4)];
-                s1 = nvfp4_pair_scale(c1);
-              } else {
-                s1 = s0;
-              }
-            }
-#pragma unroll
-            for (int pq = 0; pq < kPieces; ++pq) {
-              const int q = part * kPieces + pq;
-              const std::uint32_t lc = (4 * cc + q) ^ (n % 8);  // 128B swizzle of the BF16 row
-              ptx::sts128(ybuf + n * 128 + lc * 16, logical_piece<kNv>(w, q, s0, s1));
-            }
-          }
+          const std::uint32_t xbuf = xconv_base + buf * Cfg::kXConvBytes;
+          // X: this warpgroup's 64 rows (only it reads them).
+          dequantise(x_base, st + Cfg::kOffXScale, xs_row0, 64, 64 * wg, xbuf, ctid % 128, 128, sub, k_stage);
+          // Y: the whole tile, split over the threads that share it.
+          dequantise(y_base, st + Cfg::kOffYScale, ys_row0, BN, 0, ybuf, y_tid, kYThreads, sub, k_stage);
           ptx::fence_proxy_async_smem();
           ptx::named_barrier(bar_ready, kYThreads);
           if (sub == BK / 64 - 1 && y_tid == 0) ptx::mbar_arrive(&empty[s]);
-          // wgmma: 4 k16 steps over the 64-K sub-tile.
-          a_fragment<kNv, 0>(xg0, xg8_0, xs[0][0], xs[0][1], afrag[buf][0]);
-          a_fragment<kNv, 1>(xg0, xg8_0, xs[0][0], xs[0][1], afrag[buf][1]);
-          a_fragment<kNv, 0>(xg1, xg8_1, xs[1][0], xs[1][1], afrag[buf][2]);
-          a_fragment<kNv, 1>(xg1, xg8_1, xs[1][0], xs[1][1], afrag[buf][3]);
 #pragma unroll
           for (int i = 0; i < BN / 2; ++i) ptx::fence_register(acc[i]);
           ptx::wgmma_fence();
 #pragma unroll
           for (int step = 0; step < 4; ++step)
-            Mma::mma(acc, afrag[buf][step], ptx::smem_desc_k_major_sw128(ybuf + 32 * step), true);
+            Mma::mma(acc, ptx::smem_desc_k_major_sw128(xbuf + 64 * wg * 128 + 32 * step),
+                     ptx::smem_desc_k_major_sw128(ybuf + 32 * step), true);
           ptx::wgmma_commit();
+#pragma unroll
+          for (int i = 0; i < BN / 2; ++i) ptx::fence_register(acc[i]);
         }
       }
       ptx::wgmma_wait<0>();

@@ -19,7 +19,8 @@ __global__ void convert_all_kernel(std::uint16_t* out) {
   // Byte with `code` in both nibbles, in byte position 1 of the word.
   const std::uint32_t q = (code | (code << 4)) << 8;
   const PairScale s = kNv ? nvfp4_pair_scale(static_cast<std::uint8_t>(scale)) : mxfp4_pair_scale(static_cast<std::uint8_t>(scale));
-  const std::uint32_t pair = apply_scale<kNv>(raw_pair<1>(split_nibbles(q)), s);
+  const NibbleSplit n = split_nibbles(q);
+  const std::uint32_t pair = apply_scale<kNv>(raw_pair_from(n.lo, n.hi, pair_selector(1)), s);
   out[scale * 16 + code] = static_cast<std::uint16_t>(pair & 0xffffu);
   // The high half (element 3, the high nibble) must equal the low half.
   if ((pair >> 16) != (pair & 0xffffu)) out[scale * 16 + code] = 0xdead;
@@ -62,16 +63,13 @@ TEST(DequantDevice, Mxfp4EveryCodeEveryScaleIsExact) {
   check_all_codes<false>();
 }
 
-/// raw_pair<b> for b = 0..3 on arbitrary words: both elements of byte b, with
-/// every other byte non-zero (zero neighbours once hid a selector bug).
+/// raw_pair_from for every byte b = 0..3 of arbitrary words, with every other
+/// byte non-zero (zero neighbours once hid a selector bug).
 __global__ void raw_pairs_kernel(const std::uint32_t* q, std::uint32_t* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const NibbleSplit s = split_nibbles(q[i]);
-  out[4 * i + 0] = raw_pair<0>(s);
-  out[4 * i + 1] = raw_pair<1>(s);
-  out[4 * i + 2] = raw_pair<2>(s);
-  out[4 * i + 3] = raw_pair<3>(s);
+  for (int b = 0; b < 4; ++b) out[4 * i + b] = raw_pair_from(s.lo, s.hi, pair_selector(b));
 }
 
 TEST(DequantDevice, RawPairsOfRandomWordsMatchTheHostDecoder) {
@@ -136,7 +134,7 @@ TEST(DequantDevice, ChunkToLogicalPlacesEveryRealKAtItsLogicalSlot) {
   }
 }
 
-TEST(DequantLayout, LogicalKIsABijectionMatchingTheRegisterFragment) {
+TEST(DequantLayout, LogicalKIsABijectionWithTheDocumentedOrder) {
   bool seen[32] = {};
   for (int r = 0; r < 32; ++r) {
     const int l = logical_k(r);
@@ -145,8 +143,7 @@ TEST(DequantLayout, LogicalKIsABijectionMatchingTheRegisterFragment) {
     EXPECT_FALSE(seen[l]);
     seen[l] = true;
   }
-  // ldmatrix gives thread j bytes 4j..4j+3 = real k 8j..8j+7; byte 2s of
-  // them must fill slots (2j, 2j+1) of step s, byte 2s+1 slots (2j+8, 2j+9).
+  // Real k 8j + 4s + {0,1} → logical 16s + 2j + {0,1}; + {2,3} → + 8.
   for (int j = 0; j < 4; ++j)
     for (int s = 0; s < 2; ++s) {
       EXPECT_EQ(logical_k(8 * j + 4 * s + 0), 16 * s + 2 * j);

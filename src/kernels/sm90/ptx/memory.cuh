@@ -12,15 +12,6 @@ __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
 }
 
-/// ldmatrix.x4: four 8x8 matrices of 16-bit elements. Lanes 8i..8i+7 give the
-/// row addresses (16 bytes each) of matrix i; register i of thread t receives
-/// row t/4, elements 2(t%4) and 2(t%4)+1 (bytes 4(t%4)..4(t%4)+3) of matrix i.
-__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t row_addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(row_addr));
-}
-
 __device__ __forceinline__ uint4 lds128(std::uint32_t addr) {
   uint4 v;
   asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));

@@ -1,15 +1,12 @@
-// wgmma support: fences, commit/wait, the shared-memory matrix descriptor and
-// the register-fragment geometry the kernels rely on. The per-shape mma
-// wrappers are generated (wgmma_generated.cuh).
+// wgmma support: fences, commit/wait and the shared-memory matrix descriptor.
+// The per-shape mma wrappers are generated (wgmma_generated.cuh).
 //
-// Fragment layout of m64nNk16 (PTX ISA "Register Fragments"), for thread t of
-// warp w in the warpgroup, g = t / 4, j = t % 4:
-//   A registers a[0..3] (two 16-bit values each, low half first):
-//     a[0] = A[16w+g   ][2j, 2j+1]     a[1] = A[16w+g+8][2j, 2j+1]
-//     a[2] = A[16w+g   ][2j+8, 2j+9]   a[3] = A[16w+g+8][2j+8, 2j+9]
-//   accumulators d[4i + {0,1,2,3}] = D[16w+g][8i+2j], D[16w+g][8i+2j+1],
-//                                   D[16w+g+8][8i+2j], D[16w+g+8][8i+2j+1]
-// tests/gpu/kernels/wgmma_fragment_test.cu checks both.
+// Accumulator layout of m64nNk16 (PTX ISA "Register Fragments"), for thread t
+// of warp w in the warpgroup, g = t / 4, j = t % 4:
+//   d[4i + {0,1,2,3}] = D[16w+g][8i+2j], D[16w+g][8i+2j+1],
+//                       D[16w+g+8][8i+2j], D[16w+g+8][8i+2j+1]
+// The GEMM epilogue relies on it; the one-hot structure test
+// (tests/gpu/gemm/gemm_structure_test.cpp) checks it end to end.
 #pragma once
 
 #include <cstdint>
