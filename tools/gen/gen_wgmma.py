@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Writes src/kernels/sm90/ptx/wgmma_generated.cuh: one wrapper per (input
-type, N) for wgmma.mma_async with the A operand in registers and B in shared
-memory. N runs over every multiple of 8 up to 256 (what PTX allows); only the
-ones a kernel instantiates cost compile time.
+type, N) for wgmma.mma_async with both operands in shared memory. N runs over
+every multiple of 8 up to 256 (what PTX allows); only the ones a kernel
+instantiates cost compile time.
 
 Run from the repository root: python3 tools/gen/gen_wgmma.py
 """

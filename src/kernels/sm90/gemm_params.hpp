@@ -1,10 +1,10 @@
 // Everything a GEMM kernel launch needs besides its two tensor maps. Shared by
 // the host launcher and the device code.
 //
-// Roles. The kernel multiplies an X operand held in registers (wgmma's M side,
-// BM rows per CTA) by a Y operand staged in shared memory as BF16 (wgmma's N
-// side, BN rows per CTA). Without swap-AB X is A (tokens) and Y is B
-// (weights); with swap-AB X is B and Y is A, and the accumulator tile is Dᵀ.
+// Roles. The kernel multiplies an X operand (wgmma's M side, BM rows per CTA)
+// by a Y operand (wgmma's N side, BN rows per CTA), both dequantised to BF16
+// in shared memory. Without swap-AB X is A (tokens) and Y is B (weights);
+// with swap-AB X is B and Y is A, and the accumulator tile is Dᵀ.
 #pragma once
 
 #include <cstdint>

@@ -24,6 +24,21 @@ void one_hot_rows(test::HostFp4& h, int k) {
   for (std::int64_t r = 0; r < h.t.rows; ++r) test::set_code(h, 0, r, (37 * r) % k, 2);  // E2M1 code 2 = 1.0
 }
 
+/// Runs fp4_gemm_nt on host operands with a forced tactic; FP32 [m, n] result.
+std::vector<float> run_dense(const test::HostFp4& a, const test::HostFp4& b, const GemmTactic& tactic) {
+  test::DeviceFp4 da(a), db(b);
+  da.upload(a);
+  db.upload(b);
+  const std::int64_t m = a.t.rows, n = b.t.rows;
+  test::DeviceBuffer<float> d(static_cast<std::size_t>(m * n));
+  d.fill_bytes(0xff);
+  GemmOptions opt;
+  opt.tactic = &tactic;
+  fp4_gemm_nt(da.t, db.t, MatrixView{d.get(), DType::kFP32, m, n}, nullptr, opt);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  return d.download();
+}
+
 TEST(GemmStructure, OneHotRowsGiveTheIdentityPattern) {
   FP4MOE_REQUIRE_GPU();
   for (int k : {128, 512}) {
@@ -34,16 +49,7 @@ TEST(GemmStructure, OneHotRowsGiveTheIdentityPattern) {
       test::HostFp4 a(f, ScaleLayout::kTiled128x4, m, k), b(f, ScaleLayout::kTiled128x4, n, k);
       one_hot_rows(a, k);
       one_hot_rows(b, k);
-      test::DeviceFp4 da(a), db(b);
-      da.upload(a);
-      db.upload(b);
-      test::DeviceBuffer<float> d(static_cast<std::size_t>(m * n));
-      d.fill_bytes(0xff);
-      GemmOptions opt;
-      opt.tactic = &e.tactic;
-      fp4_gemm_nt(da.t, db.t, MatrixView{d.get(), DType::kFP32, m, n}, nullptr, opt);
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      const std::vector<float> got = d.download();
+      const std::vector<float> got = run_dense(a, b, e.tactic);
       int bad = 0;
       std::ostringstream where;
       for (int r = 0; r < m; ++r) {
@@ -74,16 +80,7 @@ TEST(GemmStructure, RandomProductErrorMap) {
       test::fill_random(a, rng, test::Fp4Content::kIntegerValued);
       test::fill_random(b, rng, test::Fp4Content::kIntegerValued);
       const std::vector<double> ref = reference::gemm_nt(a.t, b.t);
-      test::DeviceFp4 da(a), db(b);
-      da.upload(a);
-      db.upload(b);
-      test::DeviceBuffer<float> d(static_cast<std::size_t>(m * n));
-      d.fill_bytes(0xff);
-      GemmOptions opt;
-      opt.tactic = &e.tactic;
-      fp4_gemm_nt(da.t, db.t, MatrixView{d.get(), DType::kFP32, m, n}, nullptr, opt);
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      const std::vector<float> got = d.download();
+      const std::vector<float> got = run_dense(a, b, e.tactic);
       std::string rows(m, '.'), cols(n, '.');
       int bad = 0;
       for (int r = 0; r < m; ++r)

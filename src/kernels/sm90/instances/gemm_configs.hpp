@@ -10,3 +10,12 @@
   X(FMT, LAYOUT, true, 16, 256, 3, 2)       \
   X(FMT, LAYOUT, true, 64, 256, 5, 1)       \
   X(FMT, LAYOUT, true, 128, 256, 3, 1)
+
+/// The registry entries of one (format, layout): every tactic above. Each
+/// instance file expands this once, so the kernels compile in parallel.
+#define FP4MOE_GEMM_ENTRY(FMT, LAYOUT, SWAP, BN, BK, STAGES, CTAS) \
+  entry<GemmConfig<FMT, Layout::LAYOUT, SWAP, BN, BK, STAGES, CTAS>>(),
+#define FP4MOE_GEMM_INSTANCES(NAME, FMT, LAYOUT)                              \
+  namespace fp4moe::kernels {                                                 \
+  std::vector<KernelEntry> NAME() { return {FP4MOE_GEMM_TACTICS(FP4MOE_GEMM_ENTRY, FMT, LAYOUT)}; } \
+  }

@@ -2,13 +2,4 @@
 #include "kernels/sm90/gemm_launch.cuh"
 #include "kernels/sm90/instances/gemm_configs.hpp"
 
-namespace fp4moe::kernels {
-
-#define FP4MOE_ENTRY(FMT, LAYOUT, SWAP, BN, BK, STAGES, CTAS) \
-  entry<GemmConfig<FMT, Layout::LAYOUT, SWAP, BN, BK, STAGES, CTAS>>(),
-
-std::vector<KernelEntry> entries_nvfp4_dense() {
-  return {FP4MOE_GEMM_TACTICS(FP4MOE_ENTRY, true, kDense)};
-}
-
-}  // namespace fp4moe::kernels
+FP4MOE_GEMM_INSTANCES(entries_nvfp4_dense, true, kDense)
