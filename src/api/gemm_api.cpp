@@ -57,20 +57,13 @@ void check_output(const ArgCheck& c, const MatrixView& d, std::int64_t rows, std
   }
 }
 
-void check_global_scales(const ArgCheck& c, const Fp4Tensor& a, const Fp4Tensor& b) {
-  // check_fp4_tensor already requires them for NVFP4 and forbids them for MXFP4.
-  (void)c;
-  (void)a;
-  (void)b;
-}
-
 const kernels::KernelEntry& find_kernel(const ArgCheck& c, Fp4Format f, Layout layout, const GemmTactic& want) {
   for (const auto& e : kernels::kernel_registry())
     if (e.format == f && e.layout == layout && e.tactic == want) return e;
   std::string known;
   for (const GemmTactic& t : tuning::compiled_tactics(f, layout)) known += (known.empty() ? "" : "; ") + t.name();
-  c.require(false, "options.tactic", "is not compiled for this format and layout (compiled: " + known + ")", want.name());
-  throw;  // unreachable
+  throw InvalidArgument(c.function(), "options.tactic",
+                        "is not compiled for this format and layout (compiled: " + known + ") (got " + want.name() + ")");
 }
 
 struct Plan {
@@ -125,7 +118,6 @@ void fp4_gemm_nt(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& d, cu
   check_operands(c, a, b);
   c.require(a.groups == 1, "a.groups", "must be 1 (dense GEMM)", std::to_string(a.groups));
   c.require(b.groups == 1, "b.groups", "must be 1 (dense GEMM)", std::to_string(b.groups));
-  check_global_scales(c, a, b);
   check_output(c, d, a.rows, b.rows, 1, a, b);
   const Plan pl = plan(c, a.format, Layout::kDense, static_cast<int>(std::min<std::int64_t>(a.rows, kMax32)), a.rows, b.rows, a.cols, 1, options);
   if (a.rows == 0 || b.rows == 0) return;
@@ -137,7 +129,8 @@ void m_grouped_fp4_gemm_nt_contiguous(const Fp4Tensor& a, const Fp4Tensor& b, co
   const ArgCheck c("m_grouped_fp4_gemm_nt_contiguous");
   check_operands(c, a, b);
   c.require(a.groups == 1, "a.groups", "must be 1 (A is [sum M, K])", std::to_string(a.groups));
-  c.require(b.groups >= 1 && b.groups <= 1024, "b.groups", "must be in [1, 1024]", std::to_string(b.groups));
+  c.require(b.groups <= kernels::kMaxGroups, "b.groups", "must be at most " + std::to_string(kernels::kMaxGroups),
+            std::to_string(b.groups));
   c.not_null(m_indices, "m_indices");
   c.aligned(m_indices, 4, "m_indices");
   check_output(c, d, a.rows, b.rows, 1, a, b);
@@ -152,7 +145,8 @@ void m_grouped_fp4_gemm_nt_masked(const Fp4Tensor& a, const Fp4Tensor& b, const 
   const ArgCheck c("m_grouped_fp4_gemm_nt_masked");
   check_operands(c, a, b);
   c.require(a.groups == b.groups, "a.groups", "must equal b.groups", std::to_string(a.groups));
-  c.require(b.groups <= 1024, "b.groups", "must be at most 1024", std::to_string(b.groups));
+  c.require(b.groups <= kernels::kMaxGroups, "b.groups", "must be at most " + std::to_string(kernels::kMaxGroups),
+            std::to_string(b.groups));
   c.not_null(masked_m, "masked_m");
   c.aligned(masked_m, 4, "masked_m");
   c.require(expected_m >= 0, "expected_m", "must not be negative", std::to_string(expected_m));

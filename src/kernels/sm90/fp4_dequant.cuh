@@ -102,12 +102,16 @@ __device__ __forceinline__ constexpr float dequant_offset_correction() {
 // way for both operands (so the product is unchanged): real k r = 8j + 4s +
 // 2h + e goes to logical position 16s + 8h + 2j + e. That order lets one
 // 16-byte FP4 chunk become four 16-byte BF16 pieces with byte selects only
-// (chunk_to_logical), where the plain order would need nibble shuffles. (It
+// (logical_piece), where the plain order would need nibble shuffles. (It
 // was chosen when one operand came from ldmatrix registers, whose fragment
 // layout it matches.)
 
-/// Logical piece q (8 elements, see chunk_to_logical) of a chunk whose words
-/// are already split.
+/// Logical piece q ∈ 0..3 of one 32-k chunk of one row: the chunk's 16 FP4
+/// bytes are words w[0..3] (storage order), split into nibbles in n[]; piece
+/// q is 8 BF16 values, real k {2q, 2q+1, 2q+8, 2q+9, 2q+16, 2q+17, 2q+24,
+/// 2q+25} = byte q of w[0], w[1], w[2], w[3]. NVFP4: the first two pairs lie
+/// in the chunk's first 16-block (scale s0), the last two in the second (s1);
+/// MXFP4: one block (s0 = s1).
 template <bool kNvfp4>
 __device__ __forceinline__ uint4 logical_piece(const NibbleSplit (&n)[4], int q, const PairScale& s0, const PairScale& s1) {
   const std::uint32_t sel = pair_selector(q);
@@ -115,22 +119,6 @@ __device__ __forceinline__ uint4 logical_piece(const NibbleSplit (&n)[4], int q,
                     apply_scale<kNvfp4>(raw_pair_from(n[1].lo, n[1].hi, sel), s0),
                     apply_scale<kNvfp4>(raw_pair_from(n[2].lo, n[2].hi, sel), s1),
                     apply_scale<kNvfp4>(raw_pair_from(n[3].lo, n[3].hi, sel), s1));
-}
-
-/// One 32-k chunk of one row of the shared-memory operand: 16 FP4 bytes
-/// (words w[0..3], storage order) → four 16-byte pieces in logical order.
-/// Logical piece q holds real k {2q, 2q+1, 2q+8, 2q+9, 2q+16, 2q+17, 2q+24,
-/// 2q+25} = byte q of w[0], w[1], w[2], w[3]. NVFP4: the first two pairs of a
-/// piece lie in the chunk's first 16-block (scale s0), the last two in the
-/// second (s1); MXFP4: one block (s0 = s1).
-template <bool kNvfp4>
-__device__ __forceinline__ void chunk_to_logical(const std::uint32_t (&w)[4], const PairScale& s0, const PairScale& s1,
-                                                 uint4 (&piece)[4]) {
-  NibbleSplit n[4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i) n[i] = split_nibbles(w[i]);
-#pragma unroll
-  for (int q = 0; q < 4; ++q) piece[q] = logical_piece<kNvfp4>(n, q, s0, s1);
 }
 
 /// Logical position (0..31) of real k r (0..31) inside a chunk.

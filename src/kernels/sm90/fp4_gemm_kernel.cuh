@@ -7,7 +7,7 @@
 // Warpgroups 1..2 are consumers, 64 X rows each. Per 64-K sub-step they
 //   1. dequantise their own 64 X rows, and (shared or each its own copy, see
 //      kPrivateY) the Y tile, into BF16 buffers in the 128B-swizzled K-major
-//      layout wgmma reads (fp4_dequant.cuh: chunk_to_logical, which also
+//      layout wgmma reads (fp4_dequant.cuh: logical_piece, which also
 //      applies the K permutation both operands share),
 //   2. issue 4 wgmma m64nBNk16 with both operands in shared memory.
 // The BF16 buffers alternate, so dequantising sub-step i+1 overlaps the tensor
@@ -79,7 +79,6 @@ struct GemmConfig {
   static constexpr int kOffXConv = kOffConv + 2 * kYUsers * kYConvBytes;
   static constexpr int kOffBarriers = kOffXConv + 2 * kXConvBytes;
   static constexpr int kOffPrefix = kOffBarriers + 16 * kStages;
-  static constexpr int kMaxGroups = 1024;
   static constexpr int kSmemBytes = kOffPrefix + (kLayout == Layout::kMasked ? 4 * (kMaxGroups + 1) : 0) + 1024;  // + alignment slack
   static_assert(BK == 128 || BK == 256, "BK is 128 or 256: an even number of 64-K sub-steps per stage keeps the\n"
                 "double-buffered A fragments and BF16 tiles at compile-time indices");

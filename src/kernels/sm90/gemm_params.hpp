@@ -13,6 +13,10 @@ namespace fp4moe::kernels {
 
 enum class Layout : std::uint8_t { kDense, kContiguous, kMasked };
 
+/// Most groups (experts) a grouped GEMM takes: the masked scheduler keeps one
+/// prefix count per group in shared memory.
+constexpr int kMaxGroups = 1024;
+
 struct OperandParams {
   const std::uint8_t* scales = nullptr;  ///< 128x4-tiled block scales
   std::int64_t scale_group_bytes = 0;    ///< bytes of one group's scales (0: one group)

@@ -26,7 +26,6 @@ struct Tile {
 
 template <Layout kLayout, int BT, int BW>
 struct TileScheduler {
-  static constexpr int kMaxGroups = 1024;
   const GemmParams& p;
   std::int32_t n_blocks;    // weight blocks per group
   std::int32_t total;       // tiles (× split_k)
@@ -38,10 +37,8 @@ struct TileScheduler {
     std::int32_t t_blocks;
     if constexpr (kLayout == Layout::kMasked) {
       t_blocks = prefix[p.groups];
-    } else if constexpr (kLayout == Layout::kContiguous) {
-      t_blocks = (p.m + BT - 1) / BT;
     } else {
-      t_blocks = (p.m + BT - 1) / BT;
+      t_blocks = (p.m + BT - 1) / BT;  // dense: M rows; contiguous: ΣM rows
     }
     total = t_blocks * n_blocks * p.split_k;
   }

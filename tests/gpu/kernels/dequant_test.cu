@@ -95,18 +95,16 @@ TEST(DequantDevice, RawPairsOfRandomWordsMatchTheHostDecoder) {
     }
 }
 
-/// chunk_to_logical on random chunks: piece q holds real k in logical order.
+/// logical_piece on random chunks: piece q holds real k in logical order.
 __global__ void chunk_kernel(const uint4* in, uint4* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  const std::uint32_t w[4] = {in[i].x, in[i].y, in[i].z, in[i].w};
+  const NibbleSplit w[4] = {split_nibbles(in[i].x), split_nibbles(in[i].y), split_nibbles(in[i].z), split_nibbles(in[i].w)};
   const PairScale one = nvfp4_pair_scale(0x38);  // 1.0 → pieces carry E2M1·2^-9
-  uint4 piece[4];
-  chunk_to_logical<true>(w, one, one, piece);
-  for (int q = 0; q < 4; ++q) out[4 * i + q] = piece[q];
+  for (int q = 0; q < 4; ++q) out[4 * i + q] = logical_piece<true>(w, q, one, one);
 }
 
-TEST(DequantDevice, ChunkToLogicalPlacesEveryRealKAtItsLogicalSlot) {
+TEST(DequantDevice, LogicalPiecesPlaceEveryRealKAtItsLogicalSlot) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;
   const int n = 4096;

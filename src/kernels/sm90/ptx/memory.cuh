@@ -17,11 +17,6 @@ __device__ __forceinline__ uint4 lds128(std::uint32_t addr) {
   asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
   return v;
 }
-__device__ __forceinline__ std::uint32_t lds32(std::uint32_t addr) {
-  std::uint32_t v;
-  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr));
-  return v;
-}
 __device__ __forceinline__ void sts128(std::uint32_t addr, uint4 v) {
   asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
 }
@@ -92,17 +87,6 @@ __device__ __forceinline__ void setmaxnreg_inc() {
 template <std::uint32_t kRegs>
 __device__ __forceinline__ void setmaxnreg_dec() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
-}
-
-/// True in exactly one lane of the (fully active) warp.
-__device__ __forceinline__ bool elect_one() {
-  std::uint32_t pred = 0;
-  asm volatile(
-      "{\n.reg .pred p;\n"
-      "elect.sync _|p, 0xffffffff;\n"
-      "selp.u32 %0, 1, 0, p;\n}\n"
-      : "=r"(pred));
-  return pred != 0;
 }
 
 }  // namespace fp4moe::ptx
