@@ -3,7 +3,8 @@
 # .fp4moe_commit): build (-j16), the whole test suite, the
 # benchmark, with logs under $OUT. Usage: scripts/device_run.sh [SUITE ...]
 # Environment: SKIP_TESTS=1, SKIP_BENCH=1, SANITIZE=1 (compute-sanitizer on a
-# subset), GTEST_FILTER for the GPU tests.
+# subset), GTEST_FILTER for the GPU tests, PREBUILT=DIR to run binaries built
+# on the host and carried (DIR/tests/*, DIR/tools/fp4moe) instead of building.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
@@ -13,18 +14,21 @@ mkdir -p "$OUT"
 export FP4MOE_COMMIT=${FP4MOE_COMMIT:-$(cat .fp4moe_commit 2>/dev/null || git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.max.sm,driver_version --format=csv > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
-start=$(date +%s)
-JOBS=16 BUILD_DIR=build-device scripts/build.sh > "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
-echo "build: $(( $(date +%s) - start )) s"
+B=${PREBUILT:-build-device}
+if [ -z "${PREBUILT:-}" ]; then
+  start=$(date +%s)
+  JOBS=16 BUILD_DIR=build-device scripts/build.sh > "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
+  echo "build: $(( $(date +%s) - start )) s"
+fi
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
-  timeout ${TEST_TIMEOUT:-300} build-device/tests/fp4moe_gpu_tests ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER} > "$OUT/gpu_tests.log" 2>&1
+  timeout ${TEST_TIMEOUT:-300} $B/tests/fp4moe_gpu_tests ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER} > "$OUT/gpu_tests.log" 2>&1
   echo "gpu tests rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran|Failure|Which is|rel_error|describe" "$OUT/gpu_tests.log" | head -40
-  build-device/tests/fp4moe_cpu_tests > "$OUT/cpu_tests.log" 2>&1
+  $B/tests/fp4moe_cpu_tests > "$OUT/cpu_tests.log" 2>&1
   echo "cpu tests rc=$?"; grep -E "tests ran|PASSED|FAILED" "$OUT/cpu_tests.log" | tail -3
 fi
 if [ "${SANITIZE:-0}" = 1 ]; then
   for tool in memcheck racecheck synccheck; do
-    compute-sanitizer --tool $tool --error-exitcode 1 build-device/tests/fp4moe_gpu_tests \
+    compute-sanitizer --tool $tool --error-exitcode 1 $B/tests/fp4moe_gpu_tests \
       --gtest_filter="${SANITIZE_FILTER:-*}" > "$OUT/sanitize_$tool.log" 2>&1
     echo "compute-sanitizer $tool rc=$?"; tail -3 "$OUT/sanitize_$tool.log"
   done
@@ -35,9 +39,9 @@ if [ -n "${NCU_FILTER:-}" ]; then
       --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
       --section WarpStateStats --section Occupancy --section InstructionStats --section SchedulerStats \
       ${NCU_EXTRA:-} \
-      build-device/tools/fp4moe "$@" --no-ceilings --filter "$NCU_FILTER" > "$OUT/ncu.txt" 2>&1
+      $B/tools/fp4moe "$@" --no-ceilings --filter "$NCU_FILTER" > "$OUT/ncu.txt" 2>&1
   echo "ncu rc=$?"; grep -E "Duration|Throughput|Issue|Pipe|Stall|Occupancy|Registers|Executed Ipc|Warp Cycles" "$OUT/ncu.txt" | head -60
 fi
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
-  timeout ${BENCH_TIMEOUT:-400} build-device/tools/fp4moe "$@" --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log"
+  timeout ${BENCH_TIMEOUT:-400} $B/tools/fp4moe "$@" --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log"
 fi

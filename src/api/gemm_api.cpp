@@ -3,158 +3,61 @@
 #include <algorithm>
 #include <string>
 
-#include "api/check.hpp"
-#include "api/fp4_tensor_checks.hpp"
-#include "fp4moe/gemm.hpp"
-#include "kernels/sm90/gemm_registry.hpp"
-#include "tuning/tactic_space.hpp"
+#include "api/gemm_dispatch.hpp"
 
 namespace fp4moe {
-namespace {
 
 using detail::ArgCheck;
+using detail::kMax32;
 using kernels::Layout;
-
-constexpr std::int64_t kMax32 = (std::int64_t(1) << 31) - 1;
-
-void check_operands(const ArgCheck& c, const Fp4Tensor& a, const Fp4Tensor& b) {
-  detail::check_fp4_tensor(c, a, "a", /*device=*/true);
-  detail::check_fp4_tensor(c, b, "b", /*device=*/true);
-  c.require(b.format == a.format, "b.format", std::string("must equal a.format (") + format_name(a.format) + ")",
-            format_name(b.format));
-  c.require(a.scale_layout == ScaleLayout::kTiled128x4, "a.scale_layout",
-            "must be kTiled128x4 (quantize can write it; convert_scale_layout converts)");
-  c.require(b.scale_layout == ScaleLayout::kTiled128x4, "b.scale_layout",
-            "must be kTiled128x4 (quantize can write it; convert_scale_layout converts)");
-  c.equal(b.cols, a.cols, "b.cols", "a.cols (K)");
-  c.multiple_of(a.cols, 32, "a.cols", "K must be a multiple of 32");
-  c.aligned(a.scales, 16, "a.scales");
-  c.aligned(b.scales, 16, "b.scales");
-  c.require(a.rows * a.groups <= kMax32, "a", "rows*groups must fit 32-bit indexing", std::to_string(a.rows * a.groups));
-  c.require(b.rows * b.groups <= kMax32, "b", "rows*groups must fit 32-bit indexing", std::to_string(b.rows * b.groups));
-  c.require(a.cols <= kMax32, "a.cols", "K must fit 32-bit indexing", std::to_string(a.cols));
-}
-
-void check_output(const ArgCheck& c, const MatrixView& d, std::int64_t rows, std::int64_t cols, std::int64_t groups,
-                  const Fp4Tensor& a, const Fp4Tensor& b) {
-  c.not_null(d.data, "d.data");
-  c.dtype_in(d.dtype, {DType::kBF16, DType::kFP32}, "d.dtype");
-  c.equal(d.rows, rows, "d.rows", "the rows of A");
-  c.equal(d.cols, cols, "d.cols", "the rows of B (N)");
-  c.equal(d.groups, groups, "d.groups", "the groups of A");
-  c.require(d.col_stride == 1, "d.col_stride", "must be 1", std::to_string(d.col_stride));
-  c.require(d.row_stride == 0 || d.row_stride >= d.cols, "d.row_stride", "must be 0 or at least cols",
-            std::to_string(d.row_stride));
-  c.require(d.group_stride == 0 || d.group_stride >= d.rows * d.ld(), "d.group_stride",
-            "must be 0 or at least rows*row_stride", std::to_string(d.group_stride));
-  c.aligned(d.data, dtype_size(d.dtype), "d.data");
-  const std::int64_t d_bytes = ((groups - 1) * d.gstride() + (rows - 1) * d.ld() + cols) * dtype_size(d.dtype);
-  for (const auto* t : {&a, &b}) {
-    const std::string name = t == &a ? "a" : "b";
-    c.require(!detail::ranges_overlap(d.data, d_bytes, t->data, t->data_bytes()), "d.data", "must not overlap " + name + ".data");
-    c.require(!detail::ranges_overlap(d.data, d_bytes, t->scales, t->scale_bytes_total()), "d.data",
-              "must not overlap " + name + ".scales");
-  }
-}
-
-const kernels::KernelEntry& find_kernel(const ArgCheck& c, Fp4Format f, Layout layout, const GemmTactic& want) {
-  for (const auto& e : kernels::kernel_registry())
-    if (e.format == f && e.layout == layout && e.tactic == want) return e;
-  std::string known;
-  for (const GemmTactic& t : tuning::compiled_tactics(f, layout)) known += (known.empty() ? "" : "; ") + t.name();
-  throw InvalidArgument(c.function(), "options.tactic",
-                        "is not compiled for this format and layout (compiled: " + known + ") (got " + want.name() + ")");
-}
-
-struct Plan {
-  const kernels::KernelEntry* kernel;
-  std::int64_t max_tiles;
-};
-
-Plan plan(const ArgCheck& c, Fp4Format f, Layout layout, int m_hint, std::int64_t m_rows, std::int64_t n, std::int64_t k,
-          std::int64_t groups, const GemmOptions& opt) {
-  const GemmTactic t = opt.tactic ? *opt.tactic
-                                  : tuning::pick_tactic({f, layout, std::max(1, m_hint), static_cast<int>(n),
-                                                         static_cast<int>(k), static_cast<int>(groups)});
-  const kernels::KernelEntry& e = find_kernel(c, f, layout, t);
-  const std::int64_t bt = t.swap_ab ? t.block_n : e.block_m, bw = t.swap_ab ? e.block_m : t.block_n;
-  const std::int64_t t_blocks = layout == Layout::kMasked ? groups * ((m_rows + bt - 1) / bt) : (m_rows + bt - 1) / bt;
-  return {&e, t_blocks * ((n + bw - 1) / bw)};
-}
-
-kernels::OperandParams operand(const Fp4Tensor& t) {
-  kernels::OperandParams o;
-  o.scales = static_cast<const std::uint8_t*>(t.scales);
-  o.scale_group_bytes = t.scale_bytes_per_group();
-  o.scale_chunks = static_cast<std::int32_t>((t.scale_cols() + 3) / 4);
-  o.global = t.global_scale;
-  o.rows_per_group = static_cast<std::int32_t>(t.rows);
-  return o;
-}
-
-void run(const Plan& pl, const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& d, std::int64_t m, const std::int32_t* m_indices,
-         const std::int32_t* masked_m, cudaStream_t stream) {
-  kernels::LaunchArgs args{&a, &b, {}, a.rows * a.groups, b.rows * b.groups, pl.max_tiles, stream};
-  kernels::GemmParams& p = args.params;
-  p.a = operand(a);
-  p.b = operand(b);
-  p.m = static_cast<std::int32_t>(m);
-  p.n = static_cast<std::int32_t>(b.rows);
-  p.k = static_cast<std::int32_t>(a.cols);
-  p.groups = static_cast<std::int32_t>(b.groups);
-  p.m_indices = m_indices;
-  p.masked_m = masked_m;
-  p.d = d.data;
-  p.ldd = d.ld();
-  p.d_group_stride = d.gstride();
-  p.d_is_bf16 = d.dtype == DType::kBF16;
-  pl.kernel->launch(args);
-}
-
-}  // namespace
 
 void fp4_gemm_nt(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& d, cudaStream_t stream, const GemmOptions& options) {
   const ArgCheck c("fp4_gemm_nt");
-  check_operands(c, a, b);
+  detail::check_operands(c, a, b);
   c.require(a.groups == 1, "a.groups", "must be 1 (dense GEMM)", std::to_string(a.groups));
   c.require(b.groups == 1, "b.groups", "must be 1 (dense GEMM)", std::to_string(b.groups));
-  check_output(c, d, a.rows, b.rows, 1, a, b);
-  const Plan pl = plan(c, a.format, Layout::kDense, static_cast<int>(std::min<std::int64_t>(a.rows, kMax32)), a.rows, b.rows, a.cols, 1, options);
+  detail::check_output(c, d, a.rows, b.rows, 1, a, b);
+  const auto pl = detail::plan_gemm(c, a.format, Layout::kDense, static_cast<int>(std::min<std::int64_t>(a.rows, kMax32)),
+                                    a.rows, b.rows, a.cols, 1, options);
   if (a.rows == 0 || b.rows == 0) return;
-  run(pl, a, b, d, a.rows, nullptr, nullptr, stream);
+  detail::launch_gemm(pl, a, b, detail::gemm_params(a, b, d, a.rows), stream);
 }
 
 void m_grouped_fp4_gemm_nt_contiguous(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& d, const std::int32_t* m_indices,
                                       cudaStream_t stream, const GemmOptions& options) {
   const ArgCheck c("m_grouped_fp4_gemm_nt_contiguous");
-  check_operands(c, a, b);
+  detail::check_operands(c, a, b);
   c.require(a.groups == 1, "a.groups", "must be 1 (A is [sum M, K])", std::to_string(a.groups));
   c.require(b.groups <= kernels::kMaxGroups, "b.groups", "must be at most " + std::to_string(kernels::kMaxGroups),
             std::to_string(b.groups));
   c.not_null(m_indices, "m_indices");
   c.aligned(m_indices, 4, "m_indices");
-  check_output(c, d, a.rows, b.rows, 1, a, b);
+  detail::check_output(c, d, a.rows, b.rows, 1, a, b);
   const int per_group = static_cast<int>(std::max<std::int64_t>(1, a.rows / b.groups));
-  const Plan pl = plan(c, a.format, Layout::kContiguous, per_group, a.rows, b.rows, a.cols, b.groups, options);
+  const auto pl = detail::plan_gemm(c, a.format, Layout::kContiguous, per_group, a.rows, b.rows, a.cols, b.groups, options);
   if (a.rows == 0 || b.rows == 0) return;
-  run(pl, a, b, d, a.rows, m_indices, nullptr, stream);
+  kernels::GemmParams p = detail::gemm_params(a, b, d, a.rows);
+  p.m_indices = m_indices;
+  detail::launch_gemm(pl, a, b, p, stream);
 }
 
 void m_grouped_fp4_gemm_nt_masked(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& d, const std::int32_t* masked_m,
                                   int expected_m, cudaStream_t stream, const GemmOptions& options) {
   const ArgCheck c("m_grouped_fp4_gemm_nt_masked");
-  check_operands(c, a, b);
+  detail::check_operands(c, a, b);
   c.require(a.groups == b.groups, "a.groups", "must equal b.groups", std::to_string(a.groups));
   c.require(b.groups <= kernels::kMaxGroups, "b.groups", "must be at most " + std::to_string(kernels::kMaxGroups),
             std::to_string(b.groups));
   c.not_null(masked_m, "masked_m");
   c.aligned(masked_m, 4, "masked_m");
   c.require(expected_m >= 0, "expected_m", "must not be negative", std::to_string(expected_m));
-  check_output(c, d, a.rows, b.rows, a.groups, a, b);
+  detail::check_output(c, d, a.rows, b.rows, a.groups, a, b);
   const int hint = expected_m > 0 ? expected_m : static_cast<int>(std::min<std::int64_t>(a.rows, kMax32));
-  const Plan pl = plan(c, a.format, Layout::kMasked, hint, a.rows, b.rows, a.cols, b.groups, options);
+  const auto pl = detail::plan_gemm(c, a.format, Layout::kMasked, hint, a.rows, b.rows, a.cols, b.groups, options);
   if (a.rows == 0 || b.rows == 0) return;
-  run(pl, a, b, d, a.rows, nullptr, masked_m, stream);
+  kernels::GemmParams p = detail::gemm_params(a, b, d, a.rows);
+  p.masked_m = masked_m;
+  detail::launch_gemm(pl, a, b, p, stream);
 }
 
 }  // namespace fp4moe

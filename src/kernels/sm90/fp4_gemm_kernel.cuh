@@ -14,6 +14,11 @@
 // cores on sub-step i. (An earlier version fed X from registers; ptxas then
 // serialised every k16 wgmma, see docs/PERF.md.) The epilogue applies the
 // global scales and stores BF16 or FP32 directly from the accumulators.
+//
+// MoE-dense (moe_dense_fc2) swaps in a producer warp that walks experts and
+// skips the ones no token of the tile uses (moe_dense_producer.cuh); the
+// consumers accumulate each expert apart and fold alpha·(A_e·B_eᵀ) into the
+// tile's accumulator once the expert's MMAs land.
 #pragma once
 
 #include <cuda.h>
@@ -23,6 +28,7 @@
 
 #include "kernels/sm90/fp4_dequant.cuh"
 #include "kernels/sm90/gemm_params.hpp"
+#include "kernels/sm90/moe_dense_producer.cuh"
 #include "kernels/sm90/ptx/memory.cuh"
 #include "kernels/sm90/ptx/wgmma.cuh"
 #include "kernels/sm90/tile_scheduler.cuh"
@@ -64,7 +70,13 @@ struct GemmConfig {
   static constexpr int kOffY = align_up(kXBytes, 1024);
   static constexpr int kOffXScale = kOffY + kYBytes;
   static constexpr int kOffYScale = kOffXScale + kXScaleBytes;
-  static constexpr int kStageBytes = align_up(kOffYScale + kYScaleBytes, 1024);
+  // MoE-dense: each stage starts with a header the producer writes (which K
+  // block it holds, whether it ends an expert or the tile) and, on the last
+  // stage of an expert, that expert's alpha for the tile's BT tokens.
+  static constexpr bool kMoe = kLayout == Layout::kMoeDense;
+  static constexpr int kOffHeader = kOffYScale + kYScaleBytes;
+  static constexpr int kHeaderBytes = kMoe ? 16 + 4 * BT : 0;
+  static constexpr int kStageBytes = align_up(kOffHeader + kHeaderBytes, 1024);
   // Dequantised Y: BF16 buffers of BN rows × 64 K (128-byte rows), two per
   // user. With swap-AB (few tokens) each consumer warpgroup dequantises its
   // own copy, so the warpgroups never wait for each other; otherwise (a wide
@@ -79,7 +91,13 @@ struct GemmConfig {
   static constexpr int kOffXConv = kOffConv + 2 * kYUsers * kYConvBytes;
   static constexpr int kOffBarriers = kOffXConv + 2 * kXConvBytes;
   static constexpr int kOffPrefix = kOffBarriers + 16 * kStages;
-  static constexpr int kSmemBytes = kOffPrefix + (kLayout == Layout::kMasked ? 4 * (kMaxGroups + 1) : 0) + 1024;  // + alignment slack
+  // MoE-dense: the producer warp's ring of alpha columns (one expert's alpha
+  // for the tile's tokens per slot), fetched kAlphaLookahead experts ahead
+  // so deciding whether to skip an expert never waits on memory.
+  static constexpr int kAlphaLookahead = 8;
+  static constexpr int kOffAlphaRing = kOffPrefix + (kLayout == Layout::kMasked ? 4 * (kMaxGroups + 1) : 0);
+  static constexpr int kSmemBytes = kOffAlphaRing + (kMoe ? 4 * BT * kAlphaLookahead : 0) + 1024;  // + alignment slack
+  static_assert(!kMoe || kSwap || BN <= 128, "MoE-dense holds two accumulators: BN <= 128 without swap-AB");
   static_assert(BK == 128 || BK == 256, "BK is 128 or 256: an even number of 64-K sub-steps per stage keeps the\n"
                 "double-buffered A fragments and BF16 tiles at compile-time indices");
   static_assert(BK % (4 * kBlock) == 0, "a stage covers whole 128x4 scale chunks");
@@ -143,40 +161,47 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   auto x_scale_group = [&](const Tile& t) { return Cfg::kSwap ? b_scale_group(t) : a_scale_group(t); };
   auto y_scale_group = [&](const Tile& t) { return Cfg::kSwap ? a_scale_group(t) : b_scale_group(t); };
 
+  // Loads K block kb of tile t into stage s: the FP4 tiles of X and Y (TMA)
+  // and their scale chunks (bulk copies), all completing on full[s].
+  auto load_stage = [&](int s, const Tile& t, int kb) {
+    std::uint8_t* st = smem + s * Cfg::kStageBytes;
+    const std::uint8_t* xs = px.scales + std::int64_t(x_scale_group(t)) * px.scale_group_bytes;
+    const std::uint8_t* ys = py.scales + std::int64_t(y_scale_group(t)) * py.scale_group_bytes;
+    const std::int32_t x_band = x_scale_row0(t) / 128, y_band0 = y_scale_row0(t) / 128;
+    const std::int32_t x_bands_total = (px.rows_per_group + 127) / 128, y_bands_total = (py.rows_per_group + 127) / 128;
+    const int chunk0 = kb * Cfg::kChunksPerStage;
+    const int chunks = min(Cfg::kChunksPerStage, px.scale_chunks - chunk0);
+    std::uint32_t bytes = Cfg::kXBytes + BN * Cfg::kRowBytes;
+    if (x_band < x_bands_total) bytes += 512 * chunks;
+    for (int b = 0; b < Cfg::kYBands; ++b)
+      if (y_band0 + b < y_bands_total) bytes += 512 * chunks;
+    ptx::mbar_arrive_expect_tx(&full[s], bytes);
+    ptx::tma_load_2d(st, tmap_x, kb * Cfg::kRowBytes, x_row(t), &full[s]);
+    ptx::tma_load_2d(st + Cfg::kOffY, tmap_y, kb * Cfg::kRowBytes, y_row(t), &full[s]);
+    if (x_band < x_bands_total)
+      ptx::bulk_load(st + Cfg::kOffXScale, xs + (std::int64_t(x_band) * px.scale_chunks + chunk0) * 512, 512 * chunks, &full[s]);
+    for (int b = 0; b < Cfg::kYBands; ++b)
+      if (y_band0 + b < y_bands_total)
+        ptx::bulk_load(st + Cfg::kOffYScale + b * 512 * Cfg::kChunksPerStage,
+                       ys + (std::int64_t(y_band0 + b) * py.scale_chunks + chunk0) * 512, 512 * chunks, &full[s]);
+  };
+
   if (threadIdx.x < 128) {
     // ------------------------------------------------------------ producer
     ptx::setmaxnreg_dec<Cfg::kProducerRegs>();
-    if (threadIdx.x == 0) {
+    if constexpr (Cfg::kMoe) {
+      if (threadIdx.x < 32) moe_produce<Cfg>(p, sched, smem, full, empty, load_stage);
+    } else if (threadIdx.x == 0) {
       ptx::prefetch_tensor_map(tmap_x);
       ptx::prefetch_tensor_map(tmap_y);
       std::uint32_t it = 0;
       for (std::int32_t id = blockIdx.x; id < sched.total; id += gridDim.x) {
         const Tile t = sched.tile(id);
         if (t.group < 0) continue;  // contiguous padding block: nothing to load
-        const std::int32_t xr = x_row(t), yr = y_row(t);
-        const std::uint8_t* xs = px.scales + std::int64_t(x_scale_group(t)) * px.scale_group_bytes;
-        const std::uint8_t* ys = py.scales + std::int64_t(y_scale_group(t)) * py.scale_group_bytes;
-        const std::int32_t x_band = x_scale_row0(t) / 128, y_band0 = y_scale_row0(t) / 128;
-        const std::int32_t x_bands_total = (px.rows_per_group + 127) / 128, y_bands_total = (py.rows_per_group + 127) / 128;
         for (int kb = 0; kb < k_iters; ++kb, ++it) {
           const int s = it % kStages;
           ptx::mbar_wait(&empty[s], ((it / kStages) & 1) ^ 1);
-          std::uint8_t* st = smem + s * Cfg::kStageBytes;
-          const int chunk0 = kb * Cfg::kChunksPerStage;
-          const int chunks = min(Cfg::kChunksPerStage, px.scale_chunks - chunk0);
-          std::uint32_t bytes = Cfg::kXBytes + BN * Cfg::kRowBytes;
-          if (x_band < x_bands_total) bytes += 512 * chunks;
-          for (int b = 0; b < Cfg::kYBands; ++b)
-            if (y_band0 + b < y_bands_total) bytes += 512 * chunks;
-          ptx::mbar_arrive_expect_tx(&full[s], bytes);
-          ptx::tma_load_2d(st, tmap_x, kb * Cfg::kRowBytes, xr, &full[s]);
-          ptx::tma_load_2d(st + Cfg::kOffY, tmap_y, kb * Cfg::kRowBytes, yr, &full[s]);
-          if (x_band < x_bands_total)
-            ptx::bulk_load(st + Cfg::kOffXScale, xs + (std::int64_t(x_band) * px.scale_chunks + chunk0) * 512, 512 * chunks, &full[s]);
-          for (int b = 0; b < Cfg::kYBands; ++b)
-            if (y_band0 + b < y_bands_total)
-              ptx::bulk_load(st + Cfg::kOffYScale + b * 512 * Cfg::kChunksPerStage,
-                             ys + (std::int64_t(y_band0 + b) * py.scale_chunks + chunk0) * 512, 512 * chunks, &full[s]);
+          load_stage(s, t, kb);
         }
       }
     }
@@ -235,46 +260,121 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     }
   };
 
+  // MoE-dense: each expert's product goes to `expert_acc` and is folded into `acc`
+  // as acc += alpha·expert_acc, with alpha per token: X rows (x_r0, x_r0 + 8)
+  // without swap-AB, Y columns (8i + 2j + e) with it.
+  constexpr int kAlphaRegs = Cfg::kSwap ? BN / 4 : 2;
+  float expert_acc[Cfg::kMoe ? BN / 2 : 1];
+  float alpha[Cfg::kMoe ? kAlphaRegs : 1];
+  bool fold_pending = false, part_fresh = true;
+  auto fold = [&] {
+    if constexpr (Cfg::kMoe) {
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) {
+        // acc index 4c + 2h + e: column group c = i / 4, row half h, column e
+        const int c = i / 4, h = (i / 2) % 2, e = i % 2;
+        acc[i] = fmaf(alpha[Cfg::kSwap ? 2 * c + e : h], expert_acc[i], acc[i]);
+      }
+    }
+    fold_pending = false;
+    part_fresh = true;
+  };
+
+  // Consumes the stage holding K block kb: dequantise, then MMA, per 64-K
+  // sub-step. `header` (MoE-dense only) carries the expert's alpha on its
+  // last stage.
+  auto consume_stage = [&](int s, int kb, const std::uint8_t* header, bool ends_expert, std::int32_t xs_row0,
+                           std::int32_t ys_row0) {
+    std::uint8_t* st = smem + s * Cfg::kStageBytes;
+    const std::uint32_t x_base = ptx::smem_addr(st), y_base = ptx::smem_addr(st + Cfg::kOffY);
+    const int k_stage = kb * BK;
+#pragma unroll
+    for (int sub = 0; sub < BK / 64; ++sub) {
+      const int buf = sub % 2;
+      // This buffer pair was last read by this warpgroup's wgmmas two
+      // sub-steps ago: wait for them, then for every other user of Y.
+      ptx::wgmma_wait<1>();
+      ptx::named_barrier(bar_free, kYThreads);
+      const std::uint32_t ybuf = conv_base + ((Cfg::kPrivateY ? 2 * wg : 0) + buf) * Cfg::kYConvBytes;
+      const std::uint32_t xbuf = xconv_base + buf * Cfg::kXConvBytes;
+      // X: this warpgroup's 64 rows (only it reads them).
+      dequantise(x_base, st + Cfg::kOffXScale, xs_row0, 64, 64 * wg, xbuf, ctid % 128, 128, sub, k_stage);
+      // Y: the whole tile, split over the threads that share it.
+      dequantise(y_base, st + Cfg::kOffYScale, ys_row0, BN, 0, ybuf, y_tid, kYThreads, sub, k_stage);
+      if constexpr (Cfg::kMoe) {
+        if (sub == BK / 64 - 1) {
+          // The previous expert was folded at sub-step 0 (BK ≥ 128), so its
+          // alpha registers are free; read this expert's before the stage
+          // is released.
+          if (ends_expert) {
+            const float* a = moe_alpha(reinterpret_cast<const MoeStageHeader*>(header));
+#pragma unroll
+            for (int q = 0; q < kAlphaRegs; ++q)
+              alpha[q] = Cfg::kSwap ? a[8 * (q / 2) + 2 * j + q % 2] : a[x_r0 + 8 * q];
+          }
+        }
+      }
+      ptx::fence_proxy_async_smem();
+      ptx::named_barrier(bar_ready, kYThreads);
+      if (sub == BK / 64 - 1 && y_tid == 0) ptx::mbar_arrive(&empty[s]);
+      if constexpr (Cfg::kMoe) {
+        if (fold_pending) {  // the previous expert's MMAs must land before expert_acc is reused
+          ptx::wgmma_wait<0>();
+          fold();
+        }
+      }
+      // 4 k16 MMAs into d; a fresh expert accumulator starts from zero.
+      auto mma_into = [&](auto& d, bool fresh) {
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) ptx::fence_register(d[i]);
+        ptx::wgmma_fence();
+#pragma unroll
+        for (int step = 0; step < 4; ++step)
+          Mma::mma(d, ptx::smem_desc_k_major_sw128(xbuf + 64 * wg * 128 + 32 * step),
+                   ptx::smem_desc_k_major_sw128(ybuf + 32 * step), !(fresh && step == 0));
+        ptx::wgmma_commit();
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) ptx::fence_register(d[i]);
+      };
+      if constexpr (Cfg::kMoe) {
+        mma_into(expert_acc, part_fresh);
+        part_fresh = false;
+      } else {
+        mma_into(acc, false);
+      }
+    }
+    if (ends_expert) fold_pending = true;
+  };
+
   for (std::int32_t id = blockIdx.x; id < sched.total; id += gridDim.x) {
     const Tile t = sched.tile(id);
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
-    if (t.group >= 0) {
-      const std::int32_t xs_row0 = x_scale_row0(t) % 128;
-      const std::int32_t ys_row0 = y_scale_row0(t) % 128;
+    const std::int32_t xs_row0 = x_scale_row0(t) % 128;
+    const std::int32_t ys_row0 = y_scale_row0(t) % 128;
+    if constexpr (Cfg::kMoe) {
+      part_fresh = true;
+      for (;;) {
+        const int s = it % kStages;
+        ptx::mbar_wait(&full[s], (it / kStages) & 1);
+        ++it;
+        const std::uint8_t* header = smem + s * Cfg::kStageBytes + Cfg::kOffHeader;
+        const MoeStageHeader h = *reinterpret_cast<const MoeStageHeader*>(header);
+        if (h.flags & kEndsTile) {
+          // Every thread has read the header before the stage goes back.
+          ptx::named_barrier(bar_free, kYThreads);
+          if (y_tid == 0) ptx::mbar_arrive(&empty[s]);
+          break;
+        }
+        consume_stage(s, h.kb, header, (h.flags & kEndsExpert) != 0, xs_row0, ys_row0);
+      }
+      ptx::wgmma_wait<0>();
+      if (fold_pending) fold();
+    } else if (t.group >= 0) {
       for (int kb = 0; kb < k_iters; ++kb, ++it) {
         const int s = it % kStages;
         ptx::mbar_wait(&full[s], (it / kStages) & 1);
-        std::uint8_t* st = smem + s * Cfg::kStageBytes;
-        const std::uint32_t x_base = ptx::smem_addr(st), y_base = ptx::smem_addr(st + Cfg::kOffY);
-        const int k_stage = kb * BK;
-#pragma unroll
-        for (int sub = 0; sub < BK / 64; ++sub) {
-          const int buf = sub % 2;
-          // This buffer pair was last read by this warpgroup's wgmmas two
-          // sub-steps ago: wait for them, then for every other user of Y.
-          ptx::wgmma_wait<1>();
-          ptx::named_barrier(bar_free, kYThreads);
-          const std::uint32_t ybuf = conv_base + ((Cfg::kPrivateY ? 2 * wg : 0) + buf) * Cfg::kYConvBytes;
-          const std::uint32_t xbuf = xconv_base + buf * Cfg::kXConvBytes;
-          // X: this warpgroup's 64 rows (only it reads them).
-          dequantise(x_base, st + Cfg::kOffXScale, xs_row0, 64, 64 * wg, xbuf, ctid % 128, 128, sub, k_stage);
-          // Y: the whole tile, split over the threads that share it.
-          dequantise(y_base, st + Cfg::kOffYScale, ys_row0, BN, 0, ybuf, y_tid, kYThreads, sub, k_stage);
-          ptx::fence_proxy_async_smem();
-          ptx::named_barrier(bar_ready, kYThreads);
-          if (sub == BK / 64 - 1 && y_tid == 0) ptx::mbar_arrive(&empty[s]);
-#pragma unroll
-          for (int i = 0; i < BN / 2; ++i) ptx::fence_register(acc[i]);
-          ptx::wgmma_fence();
-#pragma unroll
-          for (int step = 0; step < 4; ++step)
-            Mma::mma(acc, ptx::smem_desc_k_major_sw128(xbuf + 64 * wg * 128 + 32 * step),
-                     ptx::smem_desc_k_major_sw128(ybuf + 32 * step), true);
-          ptx::wgmma_commit();
-#pragma unroll
-          for (int i = 0; i < BN / 2; ++i) ptx::fence_register(acc[i]);
-        }
+        consume_stage(s, kb, nullptr, false, xs_row0, ys_row0);
       }
       ptx::wgmma_wait<0>();
     }

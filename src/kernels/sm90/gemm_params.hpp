@@ -11,7 +11,9 @@
 
 namespace fp4moe::kernels {
 
-enum class Layout : std::uint8_t { kDense, kContiguous, kMasked };
+/// kMoeDense: one group like kDense, but K is E experts of W columns each and
+/// D = Σ_e alpha[m, e]·A_e·B_eᵀ (moe_dense_fc2).
+enum class Layout : std::uint8_t { kDense, kContiguous, kMasked, kMoeDense };
 
 /// Most groups (experts) a grouped GEMM takes: the masked scheduler keeps one
 /// prefix count per group in shared memory.
@@ -38,6 +40,12 @@ struct GemmParams {
   std::int64_t d_group_stride = 0; ///< masked layout: elements between groups of D
   bool d_is_bf16 = true;
   std::int32_t split_k = 1;        ///< K slices per output tile
+  // MoE-dense layout.
+  std::int32_t experts = 1;        ///< E
+  std::int32_t expert_width = 0;   ///< W: K columns per expert (a multiple of BK)
+  const float* alpha = nullptr;    ///< [M, E], FP32
+  std::int64_t alpha_stride_m = 0; ///< elements between tokens of alpha
+  std::int64_t alpha_stride_e = 0; ///< elements between experts of alpha
 };
 
 }  // namespace fp4moe::kernels

@@ -8,6 +8,8 @@
 //               first row (−1: the whole block is padding, written as 0);
 //               blocks never mix experts (rows are aligned per expert)
 //   masked      G groups of max M rows; group g has masked_m[g] valid rows
+//   moe-dense   tiles as dense; the K loop over experts (and which experts a
+//               tile skips) is the kernel's moe producer
 #pragma once
 
 #include <cstdint>

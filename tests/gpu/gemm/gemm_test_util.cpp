@@ -100,17 +100,33 @@ GemmResult run_gemm_case(const GemmCase& c, Rng& rng) {
   const std::vector<std::uint8_t> got = dd.download();
 
   // ------------------------------------------------------------ compare
+  OutputCheck check;
+  check.out = c.out;
+  check.content = c.content;
+  check.groups = d_groups;
+  check.rows = d_rows;
+  check.cols = c.n;
+  check.ld = ld;
+  if (c.layout == GemmLayout::kMasked)
+    check.written = [&](std::int64_t g, std::int64_t row) { return row < c.masked_m[static_cast<std::size_t>(g)]; };
+  if (c.layout == GemmLayout::kContiguous)
+    check.must_be_zero = [&](std::int64_t row) { return m_indices[static_cast<std::size_t>(row)] < 0; };
+  return compare_output(ref, got, check);
+}
+
+GemmResult compare_output(const std::vector<double>& ref, const std::vector<std::uint8_t>& got, const OutputCheck& k) {
+  auto written = [&](std::int64_t g, std::int64_t row) { return !k.written || k.written(g, row); };
   GemmResult r;
   double err2 = 0, ref2 = 0;
   // RMS of the reference over written elements: the scale of FP32
   // accumulation error that BF16 rounding sits on top of.
   double rms = 0;
   std::int64_t counted = 0;
-  for (std::int64_t gi = 0; gi < d_groups; ++gi)
-    for (std::int64_t row = 0; row < d_rows; ++row) {
-      if (c.layout == GemmLayout::kMasked && row >= c.masked_m[static_cast<std::size_t>(gi)]) continue;
-      for (std::int64_t col = 0; col < c.n; ++col) {
-        const double v = ref[static_cast<std::size_t>((gi * d_rows + row) * c.n + col)];
+  for (std::int64_t gi = 0; gi < k.groups; ++gi)
+    for (std::int64_t row = 0; row < k.rows; ++row) {
+      if (!written(gi, row)) continue;
+      for (std::int64_t col = 0; col < k.cols; ++col) {
+        const double v = ref[static_cast<std::size_t>((gi * k.rows + row) * k.cols + col)];
         if (std::isfinite(v)) {
           rms += v * v;
           ++counted;
@@ -118,30 +134,28 @@ GemmResult run_gemm_case(const GemmCase& c, Rng& rng) {
       }
     }
   rms = counted ? std::sqrt(rms / double(counted)) : 0.0;
-  for (std::int64_t gi = 0; gi < d_groups; ++gi)
-    for (std::int64_t row = 0; row < d_rows; ++row)
-      for (std::int64_t col = 0; col < ld; ++col) {
-        const std::int64_t i = (gi * d_rows + row) * ld + col;
-        const bool in_cols = col < c.n;
-        const bool masked_out = c.layout == GemmLayout::kMasked && row >= c.masked_m[static_cast<std::size_t>(gi)];
-        if (!in_cols || masked_out) {
-          r.bad_untouched += !is_poison(got, c.out, i);
+  for (std::int64_t gi = 0; gi < k.groups; ++gi)
+    for (std::int64_t row = 0; row < k.rows; ++row)
+      for (std::int64_t col = 0; col < k.ld; ++col) {
+        const std::int64_t i = (gi * k.rows + row) * k.ld + col;
+        if (col >= k.cols || !written(gi, row)) {
+          r.bad_untouched += !is_poison(got, k.out, i);
           continue;
         }
-        const double want = ref[static_cast<std::size_t>((gi * d_rows + row) * c.n + col)];
-        const double have = read_out(got, c.out, i);
+        const double want = ref[static_cast<std::size_t>((gi * k.rows + row) * k.cols + col)];
+        const double have = read_out(got, k.out, i);
         if (!std::isfinite(have)) {
           ++r.non_finite;
           continue;
         }
-        if (c.layout == GemmLayout::kContiguous && m_indices[static_cast<std::size_t>(row)] < 0) {
+        if (k.must_be_zero && k.must_be_zero(row)) {
           r.bad_padding += have != 0.0;
           continue;
         }
         err2 += (have - want) * (have - want);
         ref2 += want * want;
-        if (c.content == Fp4Content::kIntegerValued && c.out == DType::kFP32) r.mismatches += have != want;
-        if (c.out == DType::kBF16) {
+        if (k.content == Fp4Content::kIntegerValued && k.out == DType::kFP32) r.mismatches += have != want;
+        if (k.out == DType::kBF16) {
           // BF16 rounding (half an ulp ≤ 2^-8 relative) on top of FP32
           // accumulation error (≤ 1e-5 of the output's RMS).
           const double tol = std::ldexp(std::fabs(want), -8) + 1e-5 * rms + 1e-30;
@@ -152,17 +166,19 @@ GemmResult run_gemm_case(const GemmCase& c, Rng& rng) {
   return r;
 }
 
-void expect_gemm_ok(const GemmCase& c, const GemmResult& r) {
-  EXPECT_EQ(r.non_finite, 0) << c.describe();
-  EXPECT_EQ(r.bad_untouched, 0) << c.describe();
-  EXPECT_EQ(r.bad_padding, 0) << c.describe();
-  if (c.out == DType::kFP32) {
-    EXPECT_LE(r.rel_error, 1e-5) << c.describe();
-    if (c.content == Fp4Content::kIntegerValued) {
-      EXPECT_EQ(r.mismatches, 0) << c.describe();
+void expect_gemm_ok(const GemmCase& c, const GemmResult& r) { expect_gemm_ok_for(c.describe(), c.out, c.content, r); }
+
+void expect_gemm_ok_for(const std::string& what, DType out, Fp4Content content, const GemmResult& r) {
+  EXPECT_EQ(r.non_finite, 0) << what;
+  EXPECT_EQ(r.bad_untouched, 0) << what;
+  EXPECT_EQ(r.bad_padding, 0) << what;
+  if (out == DType::kFP32) {
+    EXPECT_LE(r.rel_error, 1e-5) << what;
+    if (content == Fp4Content::kIntegerValued) {
+      EXPECT_EQ(r.mismatches, 0) << what;
     }
   } else {
-    EXPECT_LE(r.max_bf16_excess, 1.0 + 1e-3) << c.describe();
+    EXPECT_LE(r.max_bf16_excess, 1.0 + 1e-3) << what;
   }
 }
 

@@ -2,6 +2,7 @@
 // the GPU call on a poisoned output, and the comparison.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,23 @@ struct GemmResult {
 /// Runs the case with fresh random data and returns the comparison.
 GemmResult run_gemm_case(const GemmCase& c, Rng& rng);
 
+/// Which elements of an output [groups, rows, cols] (row stride ld) a call
+/// writes, and how. Elements not written (and columns past cols) must keep
+/// the 0xff poison.
+struct OutputCheck {
+  DType out = DType::kFP32;
+  Fp4Content content = Fp4Content::kRandom;
+  std::int64_t groups = 1, rows = 0, cols = 0, ld = 0;
+  std::function<bool(std::int64_t group, std::int64_t row)> written;  ///< null: every row
+  std::function<bool(std::int64_t row)> must_be_zero;                 ///< null: none
+};
+
+/// Compares a downloaded output against the float64 reference [groups, rows, cols].
+GemmResult compare_output(const std::vector<double>& ref, const std::vector<std::uint8_t>& got, const OutputCheck& check);
+
 /// Asserts the result against the numerics contract (DESIGN.md §4).
 void expect_gemm_ok(const GemmCase& c, const GemmResult& r);
+/// The same for any operation: `what` names the case in failures.
+void expect_gemm_ok_for(const std::string& what, DType out, Fp4Content content, const GemmResult& r);
 
 }  // namespace fp4moe::test

@@ -1,8 +1,14 @@
-// The compiled tactic set, one list for every (format, layout):
-// (swap_ab, BN, BK, stages, CTAs per SM). Prefill: 128 tokens x 256 weights
-// per tile. Decode (swap-AB): 128 weights x a few tokens, 256-K stages, two
-// CTAs per SM where the tile fits twice in shared memory. Stage counts fill
-// what the BF16 operand buffers leave of shared memory.
+// The compiled tactic sets: (swap_ab, BN, BK, stages, CTAs per SM).
+//
+// Dense, contiguous and masked: prefill 128 tokens x 256 weights per tile;
+// decode (swap-AB) 128 weights x a few tokens, 256-K stages, two CTAs per SM
+// where the tile fits twice in shared memory.
+//
+// MoE-dense: 128-K stages, so every expert width W (a multiple of 128) is
+// whole stages and an expert can be skipped stage by stage; the tile keeps a
+// second accumulator per expert, so the widest tile is 128 x 128.
+//
+// Stage counts fill what the BF16 operand buffers leave of shared memory.
 #pragma once
 
 #define FP4MOE_GEMM_TACTICS(X, FMT, LAYOUT) \
@@ -11,11 +17,18 @@
   X(FMT, LAYOUT, true, 64, 256, 5, 1)       \
   X(FMT, LAYOUT, true, 128, 256, 3, 1)
 
-/// The registry entries of one (format, layout): every tactic above. Each
-/// instance file expands this once, so the kernels compile in parallel.
+#define FP4MOE_MOE_DENSE_TACTICS(X, FMT, LAYOUT) \
+  X(FMT, LAYOUT, false, 128, 128, 8, 1)          \
+  X(FMT, LAYOUT, true, 16, 128, 5, 2)            \
+  X(FMT, LAYOUT, true, 64, 128, 8, 1)            \
+  X(FMT, LAYOUT, true, 128, 128, 6, 1)
+
+/// The registry entries of one (format, layout): every tactic of a set above.
+/// Each instance file expands this once, so the kernels compile in parallel.
 #define FP4MOE_GEMM_ENTRY(FMT, LAYOUT, SWAP, BN, BK, STAGES, CTAS) \
   entry<GemmConfig<FMT, Layout::LAYOUT, SWAP, BN, BK, STAGES, CTAS>>(),
-#define FP4MOE_GEMM_INSTANCES(NAME, FMT, LAYOUT)                              \
-  namespace fp4moe::kernels {                                                 \
-  std::vector<KernelEntry> NAME() { return {FP4MOE_GEMM_TACTICS(FP4MOE_GEMM_ENTRY, FMT, LAYOUT)}; } \
+#define FP4MOE_GEMM_INSTANCES_OF(TACTICS, NAME, FMT, LAYOUT)                                     \
+  namespace fp4moe::kernels {                                                                    \
+  std::vector<KernelEntry> NAME() { return {TACTICS(FP4MOE_GEMM_ENTRY, FMT, LAYOUT)}; } \
   }
+#define FP4MOE_GEMM_INSTANCES(NAME, FMT, LAYOUT) FP4MOE_GEMM_INSTANCES_OF(FP4MOE_GEMM_TACTICS, NAME, FMT, LAYOUT)

@@ -64,6 +64,17 @@ __device__ __forceinline__ void bulk_load(void* dst, const void* src, std::uint3
                "l"(src), "r"(bytes), "r"(smem_addr(bar))
                : "memory");
 }
+/// 4-byte global → shared copy (cp.async, tracked by commit groups). With
+/// src_bytes = 0 nothing is read and the destination is zero-filled.
+__device__ __forceinline__ void cp_async_4(std::uint32_t dst, const void* src, std::uint32_t src_bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+/// Waits until at most kPending of this thread's commit groups are in flight.
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
 __device__ __forceinline__ void prefetch_tensor_map(const void* tensor_map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(tensor_map) : "memory");
 }

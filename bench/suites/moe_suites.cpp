@@ -1,0 +1,129 @@
+// Suites `seed-fc2` and `moe-fc2` (DESIGN.md §6): moe_dense_fc2 on the seed
+// workload (E = 256 experts of W = 256, N = 7168, M = 32..384), with dense
+// alpha and with alpha from uniform random top-8 routing, and cuBLASLt BF16
+// and FP8 on the same dense M x N x K shape in the same run.
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/cublaslt_peer.hpp"
+#include "bench/fp4_problem.hpp"
+#include "bench/suite.hpp"
+#include "common/cuda_check.hpp"
+#include "fp4moe/moe.hpp"
+#include "kernels/sm90/gemm_registry.hpp"
+#include "tuning/tactic_space.hpp"
+
+namespace fp4moe::bench {
+namespace {
+
+constexpr std::int64_t kExperts = 256, kWidth = 256, kN = 7168, kK = kExperts * kWidth, kMaxM = 384, kTopK = 8;
+
+/// Routing of M tokens: dense (every token uses every expert) or top-8.
+std::vector<float> make_alpha(std::int64_t m, bool top_k, std::mt19937_64& rng) {
+  std::vector<float> alpha(static_cast<std::size_t>(m * kExperts), 0.0f);
+  std::uniform_real_distribution<float> w(0.05f, 1.0f);
+  for (std::int64_t t = 0; t < m; ++t) {
+    if (!top_k) {
+      for (std::int64_t e = 0; e < kExperts; ++e) alpha[static_cast<std::size_t>(t * kExperts + e)] = w(rng);
+      continue;
+    }
+    std::vector<int> ids(kExperts);
+    for (int e = 0; e < kExperts; ++e) ids[static_cast<std::size_t>(e)] = e;
+    std::shuffle(ids.begin(), ids.end(), rng);
+    for (int j = 0; j < kTopK; ++j) alpha[static_cast<std::size_t>(t * kExperts + ids[static_cast<std::size_t>(j)])] = w(rng);
+  }
+  return alpha;
+}
+
+/// The fewest bytes the call must read with expert skipping at a token tile
+/// of `bt` rows: each expert's B slice once if any tile uses it, and each
+/// tile's A slice of every expert that tile uses (data plus block scales),
+/// plus D written once.
+double skipping_bytes(const std::vector<float>& alpha, std::int64_t m, std::int64_t bt, Fp4Format f) {
+  const double per_elem = 0.5 + 1.0 / double(block_size(f));
+  std::vector<bool> used(static_cast<std::size_t>(kExperts), false);
+  double a_bytes = 0;
+  for (std::int64_t t0 = 0; t0 < m; t0 += bt) {
+    const std::int64_t rows = std::min(bt, m - t0);
+    for (std::int64_t e = 0; e < kExperts; ++e) {
+      bool any = false;
+      for (std::int64_t t = t0; t < t0 + rows; ++t) any |= alpha[static_cast<std::size_t>(t * kExperts + e)] != 0.0f;
+      if (!any) continue;
+      used[static_cast<std::size_t>(e)] = true;
+      a_bytes += double(rows) * kWidth * per_elem;
+    }
+  }
+  const double b_bytes = double(std::count(used.begin(), used.end(), true)) * kN * kWidth * per_elem;
+  return a_bytes + b_bytes + 2.0 * double(m) * kN;
+}
+
+void run_fc2_suite(SuiteContext& ctx, const std::string& suite, bool top_k) {
+  cudaStream_t st = ctx.timer.stream();
+  std::mt19937_64 rng(2026);
+  const Fp4Format formats[] = {Fp4Format::kNVFP4, Fp4Format::kMXFP4};
+  // Operands for the largest M; smaller M use the leading rows (the 128x4
+  // scale layout of the first M rows is a prefix).
+  std::vector<std::unique_ptr<DeviceFp4Tensor>> a_of, b_of;
+  for (Fp4Format f : formats) {
+    a_of.push_back(std::make_unique<DeviceFp4Tensor>(f, kMaxM, kK, 1, 303, st));
+    b_of.push_back(std::make_unique<DeviceFp4Tensor>(f, kN, kK, 1, 404, st));
+  }
+  DeviceAlloc d(static_cast<std::size_t>(kMaxM * kN * 2));
+  DeviceAlloc alpha_dev(static_cast<std::size_t>(kMaxM * kExperts * 4));
+  for (std::int64_t m = 32; m <= kMaxM; m += 32) {
+    const std::string shape = "M=" + std::to_string(m) + " N=7168 E=256 W=256";
+    const std::vector<float> alpha = make_alpha(m, top_k, rng);
+    FP4MOE_CUDA_CHECK(cudaMemcpy(alpha_dev.p, alpha.data(), alpha.size() * 4, cudaMemcpyHostToDevice));
+    const MatrixView av{alpha_dev.p, DType::kFP32, m, kExperts};
+    const MatrixView dv{d.p, DType::kBF16, m, kN};
+    std::vector<std::size_t> ours;
+    for (std::size_t fi = 0; fi < 2; ++fi) {
+      const Fp4Format f = formats[fi];
+      const std::string name = suite + " " + format_name(f) + " " + shape;
+      if (!ctx.wants(name)) continue;
+      Fp4Tensor a = a_of[fi]->tensor();
+      a.rows = m;
+      const Fp4Tensor& b = b_of[fi]->tensor();
+      const GemmTactic tactic = tuning::pick_tactic({f, kernels::Layout::kMoeDense, static_cast<int>(m), kN, kK, 1});
+      Row r;
+      r.suite = suite;
+      r.name = name;
+      r.impl = "fp4moe";
+      r.tactic = tactic.name() + (top_k ? " skip" : "");
+      r.flops = 2.0 * double(m) * kN * kK;  // the dense formulation's work
+      r.bytes = skipping_bytes(alpha, m, tactic.swap_ab ? tactic.block_n : 128, f);
+      r.by_regime = true;
+      r.tensor_ceiling = CeilingKind::kBf16Tensor;  // exact FP4 on the BF16 route
+      ctx.add(r, [&](cudaStream_t s) { moe_dense_fc2(a, b, av, kWidth, dv, s); });
+      ours.push_back(ctx.rows.size() - 1);
+    }
+    if (ours.empty()) continue;
+    for (PeerType pt : {PeerType::kBF16, PeerType::kFP8}) {
+      const CublasLtGemm peer(pt, m, kN, kK, st);
+      Row pr;
+      pr.suite = suite;
+      pr.name = suite + " dense " + shape;
+      pr.impl = pt == PeerType::kBF16 ? "cublasLt-bf16" : "cublasLt-fp8";
+      pr.tactic = peer.algo();
+      pr.flops = peer.flops();
+      pr.bytes = peer.min_bytes();
+      pr.by_regime = true;
+      pr.tensor_ceiling = pt == PeerType::kBF16 ? CeilingKind::kBf16Tensor : CeilingKind::kFp8Tensor;
+      const double peer_us = ctx.add(pr, [&](cudaStream_t s) { peer.run(s); }).time.median_us;
+      for (std::size_t i : ours) {
+        Row& o = ctx.rows[i];
+        (pt == PeerType::kBF16 ? o.vs_bf16 : o.vs_fp8) = peer_us / o.time.median_us;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void run_seed_fc2_suite(SuiteContext& ctx) { run_fc2_suite(ctx, "seed-fc2", /*top_k=*/false); }
+void run_moe_fc2_suite(SuiteContext& ctx) { run_fc2_suite(ctx, "moe-fc2", /*top_k=*/true); }
+
+}  // namespace fp4moe::bench

@@ -1,0 +1,47 @@
+// Mixture-of-Experts operations (DESIGN.md §3).
+//
+// moe_dense_fc2 runs an MoE layer's second GEMM as one dense GEMM over all
+// experts: A holds, for every token, the FC1 output of every expert side by
+// side ([M, E·W]), B every expert's down projection side by side ([N, E·W]),
+// and alpha [M, E] the routing weight of each (token, expert), 0 where the
+// token did not pick the expert. A tile of tokens that no token of the tile
+// routed to expert e reads none of e's A or B bytes (expert skipping), so
+// sparse routing costs less than dense alpha.
+//
+// moe_routing_alpha builds that alpha from top-k routing.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "fp4moe/gemm.hpp"
+#include "fp4moe/tensor.hpp"
+
+namespace fp4moe {
+
+/// D[m, :] = ga·gb·Σ_e alpha[m, e]·A[m, eW:(e+1)W]·B[:, eW:(e+1)W]ᵀ.
+///   a      [M, E·W] FP4 (groups = 1), b [N, E·W] FP4, same format.
+///   alpha  FP32 [M, E] on the device, any non-negative strides (token-major,
+///          expert-major or a slice of something wider); E = alpha.cols.
+///   expert_width  W: a multiple of 128, with E·W = K.
+///   d      BF16 or FP32 [M, N], unit column stride.
+/// Products are exact and each expert's partial sum is FP32; alpha is applied
+/// to that partial sum in FP32 (acc += alpha·partial), so the result is within
+/// FP32 accumulation error of the exact one and bit-exact on integer data.
+/// Tactics: tile and swap-AB (split-K is not compiled for this layout yet).
+void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alpha, int expert_width, const MatrixView& d,
+                   cudaStream_t stream, const GemmOptions& options = {});
+
+/// alpha[m, e] = expert_scale[e]·Σ_{j : topk_ids[m, j] = e} topk_weights[m, j]
+/// for every (m, e) of alpha (FP32 [M, E], any strides), so every element is
+/// written (0 for experts the token did not pick).
+///   topk_ids      int32 [M, top_k], row-major, device.
+///   topk_weights  FP32 [M, top_k], row-major, device.
+///   expert_scale  FP32 [E] or null (1).
+/// Ids outside [0, E) (for example −1 for a dropped slot) select nothing: a
+/// device array cannot be checked before launch without a synchronisation.
+void moe_routing_alpha(const std::int32_t* topk_ids, const float* topk_weights, int top_k, const float* expert_scale,
+                       const MatrixView& alpha, cudaStream_t stream);
+
+}  // namespace fp4moe

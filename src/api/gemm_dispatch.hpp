@@ -1,0 +1,42 @@
+// What every GEMM entry point shares: the operand and output rules, the
+// plan (tactic, compiled kernel, grid bound) and the launch. The entry points
+// (gemm_api.cpp, moe_api.cpp) add their own rules and fill the
+// layout-specific parameters.
+#pragma once
+
+#include <cstdint>
+
+#include "api/check.hpp"
+#include "fp4moe/gemm.hpp"
+#include "kernels/sm90/gemm_params.hpp"
+#include "kernels/sm90/gemm_registry.hpp"
+
+namespace fp4moe::detail {
+
+constexpr std::int64_t kMax32 = (std::int64_t(1) << 31) - 1;
+
+/// Format, scale layout, K, alignment and 32-bit indexing rules of A and B.
+void check_operands(const ArgCheck& c, const Fp4Tensor& a, const Fp4Tensor& b);
+
+/// D is BF16/FP32 [groups, rows, cols] with unit column stride, aligned,
+/// not overlapping the operands.
+void check_output(const ArgCheck& c, const MatrixView& d, std::int64_t rows, std::int64_t cols, std::int64_t groups,
+                  const Fp4Tensor& a, const Fp4Tensor& b);
+
+struct GemmPlan {
+  const kernels::KernelEntry* kernel;
+  std::int64_t max_tiles;  ///< output tiles (bounds the grid)
+};
+
+/// The caller's tactic or the heuristic's, and its compiled kernel; throws
+/// InvalidArgument naming options.tactic when it is not compiled.
+GemmPlan plan_gemm(const ArgCheck& c, Fp4Format f, kernels::Layout layout, int m_hint, std::int64_t m_rows, std::int64_t n,
+                   std::int64_t k, std::int64_t groups, const GemmOptions& opt);
+
+/// GemmParams for A, B and D; the caller adds what its layout needs.
+kernels::GemmParams gemm_params(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& d, std::int64_t m);
+
+void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, const kernels::GemmParams& params,
+                 cudaStream_t stream);
+
+}  // namespace fp4moe::detail
