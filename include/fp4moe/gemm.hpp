@@ -33,7 +33,12 @@ struct GemmTactic {
   int block_n = 0;
   int block_k = 0;  ///< K per pipeline stage
   int stages = 0;   ///< pipeline depth
-  int split_k = 1;  ///< K slices per output tile
+  /// K slices per output tile: 1, 2, 4 or 8 (at most the K blocks, or for
+  /// moe_dense_fc2 the experts, there are to slice). The library reduces the
+  /// slices itself, in a fixed order, so repeats are bit-identical; it keeps
+  /// the scratch this needs per stream (allocated by the first split-K call
+  /// on a stream that needs more than before; not during graph capture).
+  int split_k = 1;
 
   bool operator==(const GemmTactic&) const = default;
   std::string name() const;

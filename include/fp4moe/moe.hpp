@@ -29,7 +29,7 @@ namespace fp4moe {
 /// Products are exact and each expert's partial sum is FP32; alpha is applied
 /// to that partial sum in FP32 (acc += alpha·partial), so the result is within
 /// FP32 accumulation error of the exact one and bit-exact on integer data.
-/// Tactics: tile and swap-AB (split-K is not compiled for this layout yet).
+/// Tactics: tile, swap-AB and split-K over whole experts.
 void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alpha, int expert_width, const MatrixView& d,
                    cudaStream_t stream, const GemmOptions& options = {});
 

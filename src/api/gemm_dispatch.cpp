@@ -4,6 +4,8 @@
 #include <string>
 
 #include "api/fp4_tensor_checks.hpp"
+#include "common/device_info.hpp"
+#include "common/split_k_workspace.hpp"
 #include "tuning/tactic_space.hpp"
 
 namespace fp4moe::detail {
@@ -51,12 +53,15 @@ void check_output(const ArgCheck& c, const MatrixView& d, std::int64_t rows, std
 namespace {
 
 const kernels::KernelEntry& find_kernel(const ArgCheck& c, Fp4Format f, kernels::Layout layout, const GemmTactic& want) {
+  GemmTactic base = want;
+  base.split_k = 1;  // every kernel runs any split_k
   for (const auto& e : kernels::kernel_registry())
-    if (e.format == f && e.layout == layout && e.tactic == want) return e;
+    if (e.format == f && e.layout == layout && e.tactic == base) return e;
   std::string known;
   for (const GemmTactic& t : tuning::compiled_tactics(f, layout)) known += (known.empty() ? "" : "; ") + t.name();
   throw InvalidArgument(c.function(), "options.tactic",
-                        "is not compiled for this format and layout (compiled: " + known + ") (got " + want.name() + ")");
+                        "is not compiled for this format and layout (compiled: " + known + ", each with split_k 1, 2, 4 or 8) (got " +
+                            want.name() + ")");
 }
 
 kernels::OperandParams operand(const Fp4Tensor& t) {
@@ -72,15 +77,24 @@ kernels::OperandParams operand(const Fp4Tensor& t) {
 }  // namespace
 
 GemmPlan plan_gemm(const ArgCheck& c, Fp4Format f, kernels::Layout layout, int m_hint, std::int64_t m_rows, std::int64_t n,
-                   std::int64_t k, std::int64_t groups, const GemmOptions& opt) {
-  const GemmTactic t = opt.tactic ? *opt.tactic
-                                  : tuning::pick_tactic({f, layout, std::max(1, m_hint), static_cast<int>(n),
-                                                         static_cast<int>(k), static_cast<int>(groups)});
+                   std::int64_t k, std::int64_t groups, const GemmOptions& opt, int experts) {
+  tuning::ProblemShape shape{f, layout, std::max(1, m_hint), static_cast<int>(n), static_cast<int>(k), static_cast<int>(groups)};
+  shape.experts = experts;
+  if (!opt.tactic) shape.sm_count = current_device_sm_count();
+  const GemmTactic t = opt.tactic ? *opt.tactic : tuning::pick_tactic(shape);
   const kernels::KernelEntry& e = find_kernel(c, f, layout, t);
+  const int units = tuning::split_k_units(shape, t);
+  c.require(std::find(std::begin(tuning::kSplitKChoices), std::end(tuning::kSplitKChoices), t.split_k) !=
+                std::end(tuning::kSplitKChoices),
+            "options.tactic", "split_k must be 1, 2, 4 or 8", std::to_string(t.split_k));
+  c.require(t.split_k <= units, "options.tactic",
+            "split_k must not exceed the " + std::string(layout == kernels::Layout::kMoeDense ? "experts" : "K blocks") +
+                " it slices (" + std::to_string(units) + ")",
+            std::to_string(t.split_k));
   const std::int64_t bt = t.swap_ab ? t.block_n : e.block_m, bw = t.swap_ab ? e.block_m : t.block_n;
   const std::int64_t t_blocks =
       layout == kernels::Layout::kMasked ? groups * ((m_rows + bt - 1) / bt) : (m_rows + bt - 1) / bt;
-  return {&e, t_blocks * ((n + bw - 1) / bw)};
+  return {&e, t_blocks * ((n + bw - 1) / bw), t.split_k, e.block_m * t.block_n};
 }
 
 kernels::GemmParams gemm_params(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& d, std::int64_t m) {
@@ -100,7 +114,15 @@ kernels::GemmParams gemm_params(const Fp4Tensor& a, const Fp4Tensor& b, const Ma
 
 void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, const kernels::GemmParams& params,
                  cudaStream_t stream) {
-  const kernels::LaunchArgs args{&a, &b, params, a.rows * a.groups, b.rows * b.groups, plan.max_tiles, stream};
+  kernels::GemmParams p = params;
+  p.split_k = plan.split_k;
+  if (plan.split_k > 1) {
+    const SplitKWorkspace ws = split_k_workspace(
+        stream, static_cast<std::size_t>(plan.max_tiles * plan.split_k * plan.tile_elems), static_cast<std::size_t>(plan.max_tiles));
+    p.split_partials = ws.partials;
+    p.split_counters = ws.counters;
+  }
+  const kernels::LaunchArgs args{&a, &b, p, a.rows * a.groups, b.rows * b.groups, plan.max_tiles * plan.split_k, stream};
   plan.kernel->launch(args);
 }
 

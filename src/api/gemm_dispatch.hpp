@@ -25,13 +25,20 @@ void check_output(const ArgCheck& c, const MatrixView& d, std::int64_t rows, std
 
 struct GemmPlan {
   const kernels::KernelEntry* kernel;
-  std::int64_t max_tiles;  ///< output tiles (bounds the grid)
+  std::int64_t max_tiles;  ///< output tiles (bounds the grid and the split-K workspace)
+  int split_k;
+  std::int64_t tile_elems;  ///< accumulator elements of one output tile
 };
 
 /// The caller's tactic or the heuristic's, and its compiled kernel; throws
-/// InvalidArgument naming options.tactic when it is not compiled.
+/// InvalidArgument naming options.tactic when it is not compiled or its
+/// split_k is not one of 1, 2, 4, 8 or exceeds what K can be sliced into.
+/// `experts`: MoE-dense only (split-K slices whole experts).
 GemmPlan plan_gemm(const ArgCheck& c, Fp4Format f, kernels::Layout layout, int m_hint, std::int64_t m_rows, std::int64_t n,
-                   std::int64_t k, std::int64_t groups, const GemmOptions& opt);
+                   std::int64_t k, std::int64_t groups, const GemmOptions& opt, int experts = 0);
+
+/// Launches the plan; split-K takes the library's workspace for `stream`
+/// (common/split_k_workspace.hpp).
 
 /// GemmParams for A, B and D; the caller adds what its layout needs.
 kernels::GemmParams gemm_params(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& d, std::int64_t m);

@@ -51,7 +51,7 @@ void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alp
             "d.data", "must not overlap alpha.data");
   const auto pl = detail::plan_gemm(c, a.format, kernels::Layout::kMoeDense,
                                     static_cast<int>(std::min<std::int64_t>(a.rows, detail::kMax32)), a.rows, b.rows, a.cols,
-                                    1, options);
+                                    1, options, static_cast<int>(alpha.cols));
   if (a.rows == 0 || b.rows == 0) return;
   kernels::GemmParams p = detail::gemm_params(a, b, d, a.rows);
   p.experts = static_cast<std::int32_t>(alpha.cols);

@@ -17,9 +17,19 @@ struct ProblemShape {
   int n;
   int k;
   int groups;
+  int experts = 0;  ///< MoE-dense: E (split-K slices whole experts)
+  int sm_count = 132;
 };
 
-/// Every tactic compiled for a format and layout.
+/// Split-K values every kernel accepts at run time.
+constexpr int kSplitKChoices[] = {1, 2, 4, 8};
+
+/// The units split-K divides a tile's K loop into: whole experts for
+/// MoE-dense, else K blocks of the tactic.
+int split_k_units(const ProblemShape& shape, const GemmTactic& tactic);
+
+/// Every tactic compiled for a format and layout (listed with split_k = 1;
+/// each also runs with any of kSplitKChoices).
 std::vector<GemmTactic> compiled_tactics(Fp4Format format, kernels::Layout layout);
 
 /// The heuristic's choice for a shape.

@@ -96,7 +96,10 @@ struct GemmConfig {
   // so deciding whether to skip an expert never waits on memory.
   static constexpr int kAlphaLookahead = 8;
   static constexpr int kOffAlphaRing = kOffPrefix + (kLayout == Layout::kMasked ? 4 * (kMaxGroups + 1) : 0);
-  static constexpr int kSmemBytes = kOffAlphaRing + (kMoe ? 4 * BT * kAlphaLookahead : 0) + 1024;  // + alignment slack
+  // Split-K: where the consumers learn whether they finish a tile.
+  static constexpr int kOffSplitFlag = kOffAlphaRing + (kMoe ? 4 * BT * kAlphaLookahead : 0);
+  static constexpr int kSmemBytes = kOffSplitFlag + 16 + 1024;  // + alignment slack
+  static constexpr int kTileFloats = BM * BN;  // one split-K partial tile
   static_assert(!kMoe || kSwap || BN <= 128, "MoE-dense holds two accumulators: BN <= 128 without swap-AB");
   static_assert(BK == 128 || BK == 256, "BK is 128 or 256: an even number of 64-K sub-steps per stage keeps the\n"
                 "double-buffered A fragments and BF16 tiles at compile-time indices");
@@ -150,6 +153,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 
   const TileScheduler<Cfg::kLayout, Cfg::BT, Cfg::BW> sched(p, prefix);
   const int k_iters = (p.k + BK - 1) / BK;
+  // Split-K: slice k_slice of a tile covers units [begin, end) of `units`
+  // (K blocks, or whole experts for MoE-dense); `next` = 1 gives the end.
+  auto slice_begin = [&](int units, const Tile& t, int next = 0) {
+    return static_cast<int>(std::int64_t(units) * (t.k_slice + next) / p.split_k);
+  };
 
   // X/Y rows of a tile in their tensor maps, and (group, row-in-group) of their scales.
   auto x_row = [&](const Tile& t) { return Cfg::kSwap ? sched.b_row(t) : sched.a_row(t); };
@@ -190,7 +198,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     // ------------------------------------------------------------ producer
     ptx::setmaxnreg_dec<Cfg::kProducerRegs>();
     if constexpr (Cfg::kMoe) {
-      if (threadIdx.x < 32) moe_produce<Cfg>(p, sched, smem, full, empty, load_stage);
+      if (threadIdx.x < 32) moe_produce<Cfg>(p, sched, smem, full, empty, load_stage, slice_begin);
     } else if (threadIdx.x == 0) {
       ptx::prefetch_tensor_map(tmap_x);
       ptx::prefetch_tensor_map(tmap_y);
@@ -198,7 +206,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       for (std::int32_t id = blockIdx.x; id < sched.total; id += gridDim.x) {
         const Tile t = sched.tile(id);
         if (t.group < 0) continue;  // contiguous padding block: nothing to load
-        for (int kb = 0; kb < k_iters; ++kb, ++it) {
+        for (int kb = slice_begin(k_iters, t), kb_end = slice_begin(k_iters, t, 1); kb < kb_end; ++kb, ++it) {
           const int s = it % kStages;
           ptx::mbar_wait(&empty[s], ((it / kStages) & 1) ^ 1);
           load_stage(s, t, kb);
@@ -371,12 +379,54 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       ptx::wgmma_wait<0>();
       if (fold_pending) fold();
     } else if (t.group >= 0) {
-      for (int kb = 0; kb < k_iters; ++kb, ++it) {
+      for (int kb = slice_begin(k_iters, t), kb_end = slice_begin(k_iters, t, 1); kb < kb_end; ++kb, ++it) {
         const int s = it % kStages;
         ptx::mbar_wait(&full[s], (it / kStages) & 1);
         consume_stage(s, kb, nullptr, false, xs_row0, ys_row0);
       }
       ptx::wgmma_wait<0>();
+    }
+
+    // -------------------------------------------- split-K reduction
+    // Every slice stores its partial tile (each thread its own fragment, so
+    // the stores are contiguous per thread) and counts itself in; the slice
+    // that arrives last adds the partials in slice order 0, 1, ... (the same
+    // order whichever slice is last: bit-identical repeats), resets the
+    // counter for the next call and runs the epilogue.
+    if (p.split_k > 1) {
+      const std::int64_t out_tile = id / p.split_k;
+      float* tile_ws = p.split_partials + out_tile * p.split_k * Cfg::kTileFloats + ctid * (BN / 2);
+      float4* mine = reinterpret_cast<float4*>(tile_ws + t.k_slice * Cfg::kTileFloats);
+#pragma unroll
+      for (int i = 0; i < BN / 8; ++i) mine[i] = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
+      __threadfence();
+      volatile std::int32_t* last_flag = reinterpret_cast<volatile std::int32_t*>(smem + Cfg::kOffSplitFlag);
+      ptx::named_barrier(5, Cfg::kConsumerThreads);
+      if (ctid == 0) {
+        const int arrived = atomicAdd(p.split_counters + out_tile, 1) + 1;
+        const bool last = arrived == p.split_k;
+        if (last) p.split_counters[out_tile] = 0;
+        *last_flag = last;
+      }
+      ptx::named_barrier(5, Cfg::kConsumerThreads);
+      if (!*last_flag) continue;
+      __threadfence();
+#pragma unroll
+      for (int i = 0; i < BN / 8; ++i) {
+        float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+        for (int sl = 0; sl < p.split_k; ++sl) {
+          const float4 v = sl == t.k_slice ? make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3])
+                                           : __ldcg(reinterpret_cast<const float4*>(tile_ws + sl * Cfg::kTileFloats) + i);
+          sum.x += v.x;
+          sum.y += v.y;
+          sum.z += v.z;
+          sum.w += v.w;
+        }
+        acc[4 * i] = sum.x;
+        acc[4 * i + 1] = sum.y;
+        acc[4 * i + 2] = sum.z;
+        acc[4 * i + 3] = sum.w;
+      }
     }
 
     // -------------------------------------------------------- epilogue

@@ -32,7 +32,8 @@ KernelEntry entry() {
   t.block_k = Cfg::BK;
   t.stages = Cfg::kStages;
   t.split_k = 1;
-  return KernelEntry{Cfg::kNvfp4 ? Fp4Format::kNVFP4 : Fp4Format::kMXFP4, Cfg::kLayout, t, Cfg::BM, &launch_gemm<Cfg>};
+  return KernelEntry{Cfg::kNvfp4 ? Fp4Format::kNVFP4 : Fp4Format::kMXFP4, Cfg::kLayout, t, Cfg::BM, Cfg::kCtasPerSm,
+                     &launch_gemm<Cfg>};
 }
 
 }  // namespace fp4moe::kernels

@@ -17,7 +17,7 @@ struct LaunchArgs {
   GemmParams params;
   std::int64_t a_rows;     ///< rows of A's 2-D view (all groups)
   std::int64_t b_rows;
-  std::int64_t max_tiles;  ///< upper bound on output tiles (grid size)
+  std::int64_t max_tiles;  ///< upper bound on work tiles: output tiles × split_k (grid size)
   cudaStream_t stream;
 };
 
@@ -26,8 +26,9 @@ using LaunchFn = void (*)(const LaunchArgs&);
 struct KernelEntry {
   Fp4Format format;
   Layout layout;
-  GemmTactic tactic;
-  int block_m;  ///< X rows per CTA
+  GemmTactic tactic;  ///< split_k = 1: every kernel runs any split_k at run time
+  int block_m;        ///< X rows per CTA
+  int ctas_per_sm;    ///< CTAs one SM holds at once
   LaunchFn launch;
 };
 

@@ -37,9 +37,9 @@ __device__ __forceinline__ const float* moe_alpha(const MoeStageHeader* h) { ret
 constexpr std::uint32_t kEndsExpert = 1;  ///< fold this expert after the stage
 constexpr std::uint32_t kEndsTile = 2;    ///< no data: the tile's epilogue follows
 
-template <class Cfg, class Scheduler, class LoadStage>
+template <class Cfg, class Scheduler, class LoadStage, class SliceBegin>
 __device__ void moe_produce(const GemmParams& p, const Scheduler& sched, std::uint8_t* smem, std::uint64_t* full,
-                            std::uint64_t* empty, const LoadStage& load_stage) {
+                            std::uint64_t* empty, const LoadStage& load_stage, const SliceBegin& slice_begin) {
   constexpr int BT = Cfg::BT, L = Cfg::kAlphaLookahead, kPerLane = (BT + 31) / 32;
   const int lane = threadIdx.x % 32;
   const int kb_per_expert = p.expert_width / Cfg::BK;
@@ -57,10 +57,12 @@ __device__ void moe_produce(const GemmParams& p, const Scheduler& sched, std::ui
 
   for (std::int32_t id = blockIdx.x; id < sched.total; id += gridDim.x) {
     const Tile t = sched.tile(id);
+    // Split-K slices a tile's experts into whole-expert ranges.
+    const int e_begin = slice_begin(p.experts, t), e_end = slice_begin(p.experts, t, 1);
     // One commit group per expert (empty past the last one), so "group e is
     // done" is always cp.async.wait_group L-1.
     auto fetch = [&](int e) {
-      if (e < p.experts) {
+      if (e < e_end) {
         for (int i = lane; i < BT; i += 32) {
           const std::int32_t m = t.m0 + i;
           const bool ok = m < t.m_end;
@@ -70,9 +72,9 @@ __device__ void moe_produce(const GemmParams& p, const Scheduler& sched, std::ui
       }
       ptx::cp_async_commit();
     };
-    for (int e = 0; e < L; ++e) fetch(e);
+    for (int e = e_begin; e < e_begin + L; ++e) fetch(e);
 
-    for (int e = 0; e < p.experts; ++e) {
+    for (int e = e_begin; e < e_end; ++e) {
       ptx::cp_async_wait<L - 1>();
       __syncwarp();  // every lane's part of column e has landed
       float a[kPerLane];

@@ -93,23 +93,26 @@ INSTANTIATE_TEST_SUITE_P(Rules, Fc2Rule_, ::testing::ValuesIn(kFc2Rules), [](con
   return n;
 });
 
-TEST(MoeRules, Fc2SplitKIsNotCompiled) {
-  Fc2Setup s;
-  GemmTactic t;
-  t.swap_ab = true;
-  t.block_n = 16;
-  t.block_k = 128;
-  t.stages = 5;
-  t.split_k = 2;
-  GemmOptions opt;
-  opt.tactic = &t;
-  try {
-    moe_dense_fc2(s.a, s.b, s.alpha, s.width, s.d, nullptr, opt);
-    FAIL();
-  } catch (const InvalidArgument& e) {
-    EXPECT_EQ(e.argument(), "options.tactic");
+TEST(MoeRules, Fc2SplitKBeyondTheExpertsOrNotAPowerOfTwo) {
+  for (int split : {3, 4}) {  // 3: not 1/2/4/8; 4: more slices than the 2 experts
+    Fc2Setup s;
+    GemmTactic t;
+    t.swap_ab = true;
+    t.block_n = 16;
+    t.block_k = 128;
+    t.stages = 5;
+    t.split_k = split;
+    GemmOptions opt;
+    opt.tactic = &t;
+    try {
+      moe_dense_fc2(s.a, s.b, s.alpha, s.width, s.d, nullptr, opt);
+      ADD_FAILURE() << "accepted split_k " << split;
+    } catch (const InvalidArgument& e) {
+      EXPECT_EQ(e.argument(), "options.tactic") << e.what();
+      EXPECT_NE(std::string(e.what()).find("split_k"), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(s.untouched());
   }
-  EXPECT_TRUE(s.untouched());
 }
 
 TEST(MoeRules, RoutingAlphaRules) {

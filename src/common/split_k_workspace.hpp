@@ -1,0 +1,28 @@
+// Device scratch for split-K, owned by the library so callers never allocate
+// or pre-zero anything: one buffer per (device, stream), so concurrent calls
+// on different streams never share partials.
+//
+// The buffer grows on demand, which allocates (and therefore synchronises):
+// the first split-K call on a stream, or one needing more than any before
+// it. During CUDA-graph capture growing is refused with a clear error, so run
+// the call once before capturing. The tile counters are zeroed when the
+// buffer is made and every call leaves them zero again.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace fp4moe::detail {
+
+struct SplitKWorkspace {
+  float* partials;
+  std::int32_t* counters;
+};
+
+/// At least `partial_floats` floats and `counters` zeroed counters for a call
+/// on `stream` of the current device.
+SplitKWorkspace split_k_workspace(cudaStream_t stream, std::size_t partial_floats, std::size_t counters);
+
+}  // namespace fp4moe::detail
