@@ -12,6 +12,7 @@
 #include "bench/fp4_problem.hpp"
 #include "bench/suite.hpp"
 #include "common/cuda_check.hpp"
+#include "common/device_info.hpp"
 #include "fp4moe/moe.hpp"
 #include "kernels/sm90/gemm_registry.hpp"
 #include "tuning/tactic_space.hpp"
@@ -87,7 +88,10 @@ void run_fc2_suite(SuiteContext& ctx, const std::string& suite, bool top_k) {
       Fp4Tensor a = a_of[fi]->tensor();
       a.rows = m;
       const Fp4Tensor& b = b_of[fi]->tensor();
-      const GemmTactic tactic = tuning::pick_tactic({f, kernels::Layout::kMoeDense, static_cast<int>(m), kN, kK, 1});
+      tuning::ProblemShape shape{f, kernels::Layout::kMoeDense, static_cast<int>(m), kN, kK, 1};
+      shape.experts = kExperts;
+      shape.sm_count = detail::current_device_sm_count();
+      const GemmTactic tactic = tuning::pick_tactic(shape);  // what moe_dense_fc2 runs
       Row r;
       r.suite = suite;
       r.name = name;

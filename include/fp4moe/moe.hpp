@@ -8,7 +8,10 @@
 // routed to expert e reads none of e's A or B bytes (expert skipping), so
 // sparse routing costs less than dense alpha.
 //
-// moe_routing_alpha builds that alpha from top-k routing.
+// moe_dense_fc1_swiglu is the layer's first GEMM with the SwiGLU activation
+// fused, writing BF16 or (quantised in the epilogue) the NVFP4 A of FC2.
+//
+// moe_routing_alpha builds alpha from top-k routing.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -32,6 +35,26 @@ namespace fp4moe {
 /// Tactics: tile, swap-AB and split-K over whole experts.
 void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alpha, int expert_width, const MatrixView& d,
                    cudaStream_t stream, const GemmOptions& options = {});
+
+/// out[m, eI + i] = silu(gate)·up·expert_scale[e], gate = ga·gb[e]·A[m]·B_e[i],
+/// up = ga·gb[e]·A[m]·B_e[I + i], silu(x) = x / (1 + e^-x).
+///   a             [M, K] FP4 (groups = 1).
+///   b             E experts of [2I, K] (b.groups = E, b.rows = 2I): gate rows
+///                 then up rows (the w13 order); I a multiple of 128. NVFP4:
+///                 one global scale per expert.
+///   expert_scale  FP32 [E] on the device, or null (1).
+/// The GEMM is exact with FP32 accumulation; silu and the products are FP32.
+/// Tactic: 128 tokens x (128 gate + 128 up rows) per tile.
+void moe_dense_fc1_swiglu(const Fp4Tensor& a, const Fp4Tensor& b, const float* expert_scale, const MatrixView& d,
+                          cudaStream_t stream, const GemmOptions& options = {});
+
+/// The same with NVFP4 output, quantised in the epilogue by the rules of
+/// DESIGN.md §2 with the caller's global encode scale g (`encode_scale`, a
+/// device scalar), exactly as quantize_nvfp4 would quantise the FP32 result:
+/// `out` is NVFP4 [M, E·I] with 128x4-tiled scales (padding rows 0), and
+/// out.global_scale receives 1/g. It feeds moe_dense_fc2 directly (W = I).
+void moe_dense_fc1_swiglu(const Fp4Tensor& a, const Fp4Tensor& b, const float* expert_scale, const Fp4Tensor& out,
+                          const float* encode_scale, cudaStream_t stream, const GemmOptions& options = {});
 
 /// alpha[m, e] = expert_scale[e]·Σ_{j : topk_ids[m, j] = e} topk_weights[m, j]
 /// for every (m, e) of alpha (FP32 [M, E], any strides), so every element is

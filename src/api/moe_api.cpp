@@ -62,6 +62,79 @@ void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alp
   detail::launch_gemm(pl, a, b, p, stream);
 }
 
+namespace {
+
+/// Rules shared by both FC1 overloads; returns I.
+std::int64_t check_fc1(const ArgCheck& c, const Fp4Tensor& a, const Fp4Tensor& b, const float* expert_scale) {
+  detail::check_operands(c, a, b);
+  c.require(a.groups == 1, "a.groups", "must be 1 (A is [M, K])", std::to_string(a.groups));
+  c.multiple_of(b.rows, 256, "b.rows", "2I with I a multiple of 128: gate and up rows per expert");
+  c.aligned(expert_scale, 4, "expert_scale");
+  c.require(b.groups * (b.rows / 2) <= detail::kMax32, "b", "E*I must fit 32-bit indexing");
+  return b.rows / 2;
+}
+
+void run_fc1(const ArgCheck& c, const Fp4Tensor& a, const Fp4Tensor& b, const float* expert_scale, const MatrixView& d,
+             std::uint8_t* fp4_data, std::uint8_t* fp4_scales, const float* encode, float* decode_out, cudaStream_t stream,
+             const GemmOptions& options) {
+  const std::int64_t inter = b.rows / 2, out_cols = b.groups * inter;
+  // Tiles are planned over all 2·E·I weight rows: one tile is 256 of them
+  // (128 output columns).
+  const auto pl = detail::plan_gemm(c, a.format, kernels::Layout::kMoeFc1,
+                                    static_cast<int>(std::min<std::int64_t>(a.rows, detail::kMax32)), a.rows, 2 * out_cols,
+                                    a.cols, 1, options);
+  if (a.rows == 0 || b.rows == 0) return;
+  kernels::GemmParams p = detail::gemm_params(a, b, d, a.rows);
+  p.n = static_cast<std::int32_t>(out_cols);
+  p.fc1_inter = static_cast<std::int32_t>(inter);
+  p.fc1_expert_scale = expert_scale;
+  p.fc1_fp4_data = fp4_data;
+  p.fc1_fp4_scales = fp4_scales;
+  p.fc1_encode_scale = encode;
+  p.fc1_decode_out = decode_out;
+  detail::launch_gemm(pl, a, b, p, stream);
+}
+
+}  // namespace
+
+void moe_dense_fc1_swiglu(const Fp4Tensor& a, const Fp4Tensor& b, const float* expert_scale, const MatrixView& d,
+                          cudaStream_t stream, const GemmOptions& options) {
+  const ArgCheck c("moe_dense_fc1_swiglu");
+  const std::int64_t inter = check_fc1(c, a, b, expert_scale);
+  c.dtype_in(d.dtype, {DType::kBF16}, "d.dtype");
+  detail::check_output(c, d, a.rows, b.groups * inter, 1, a, b);
+  c.aligned(d.data, 4, "d.data");
+  c.multiple_of(d.ld(), 2, "d.row_stride", "rows start 4-byte aligned (column pairs are stored together)");
+  run_fc1(c, a, b, expert_scale, d, nullptr, nullptr, nullptr, nullptr, stream, options);
+}
+
+void moe_dense_fc1_swiglu(const Fp4Tensor& a, const Fp4Tensor& b, const float* expert_scale, const Fp4Tensor& out,
+                          const float* encode_scale, cudaStream_t stream, const GemmOptions& options) {
+  const ArgCheck c("moe_dense_fc1_swiglu");
+  const std::int64_t inter = check_fc1(c, a, b, expert_scale);
+  c.require(out.format == Fp4Format::kNVFP4, "out.format", "must be kNVFP4");
+  c.require(out.scale_layout == ScaleLayout::kTiled128x4, "out.scale_layout", "must be kTiled128x4 (what FC2 reads)");
+  c.not_null(out.data, "out.data");
+  c.not_null(out.scales, "out.scales");
+  c.not_null(out.global_scale, "out.global_scale");
+  c.not_null(encode_scale, "encode_scale");
+  c.aligned(encode_scale, 4, "encode_scale");
+  c.aligned(out.global_scale, 4, "out.global_scale");
+  c.equal(out.rows, a.rows, "out.rows", "the rows of A");
+  c.equal(out.cols, b.groups * inter, "out.cols", "E*I");
+  c.require(out.groups == 1, "out.groups", "must be 1", std::to_string(out.groups));
+  for (const Fp4Tensor* t : {&a, &b}) {
+    const std::string name = t == &a ? "a" : "b";
+    c.require(!detail::ranges_overlap(out.data, out.data_bytes(), t->data, t->data_bytes()), "out.data",
+              "must not overlap " + name + ".data");
+    c.require(!detail::ranges_overlap(out.scales, out.scale_bytes_total(), t->scales, t->scale_bytes_total()), "out.scales",
+              "must not overlap " + name + ".scales");
+  }
+  const MatrixView none{};
+  run_fc1(c, a, b, expert_scale, none, static_cast<std::uint8_t*>(out.data), static_cast<std::uint8_t*>(out.scales),
+          encode_scale, out.global_scale, stream, options);
+}
+
 void moe_routing_alpha(const std::int32_t* topk_ids, const float* topk_weights, int top_k, const float* expert_scale,
                        const MatrixView& alpha, cudaStream_t stream) {
   const ArgCheck c("moe_routing_alpha");

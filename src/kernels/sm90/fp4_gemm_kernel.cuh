@@ -29,6 +29,7 @@
 #include "kernels/sm90/fp4_dequant.cuh"
 #include "kernels/sm90/gemm_params.hpp"
 #include "kernels/sm90/moe_dense_producer.cuh"
+#include "kernels/sm90/swiglu_epilogue.cuh"
 #include "kernels/sm90/ptx/memory.cuh"
 #include "kernels/sm90/ptx/wgmma.cuh"
 #include "kernels/sm90/tile_scheduler.cuh"
@@ -74,6 +75,7 @@ struct GemmConfig {
   // block it holds, whether it ends an expert or the tile) and, on the last
   // stage of an expert, that expert's alpha for the tile's BT tokens.
   static constexpr bool kMoe = kLayout == Layout::kMoeDense;
+  static constexpr bool kFc1 = kLayout == Layout::kMoeFc1;
   static constexpr int kOffHeader = kOffYScale + kYScaleBytes;
   static constexpr int kHeaderBytes = kMoe ? 16 + 4 * BT : 0;
   static constexpr int kStageBytes = align_up(kOffHeader + kHeaderBytes, 1024);
@@ -101,6 +103,7 @@ struct GemmConfig {
   static constexpr int kSmemBytes = kOffSplitFlag + 16 + 1024;  // + alignment slack
   static constexpr int kTileFloats = BM * BN;  // one split-K partial tile
   static_assert(!kMoe || kSwap || BN <= 128, "MoE-dense holds two accumulators: BN <= 128 without swap-AB");
+  static_assert(!kFc1 || (!kSwap && BN == 256), "FC1 pairs 128 gate and 128 up rows in one weight tile");
   static_assert(BK == 128 || BK == 256, "BK is 128 or 256: an even number of 64-K sub-steps per stage keeps the\n"
                 "double-buffered A fragments and BF16 tiles at compile-time indices");
   static_assert(BK % (4 * kBlock) == 0, "a stage covers whole 128x4 scale chunks");
@@ -175,23 +178,35 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     std::uint8_t* st = smem + s * Cfg::kStageBytes;
     const std::uint8_t* xs = px.scales + std::int64_t(x_scale_group(t)) * px.scale_group_bytes;
     const std::uint8_t* ys = py.scales + std::int64_t(y_scale_group(t)) * py.scale_group_bytes;
-    const std::int32_t x_band = x_scale_row0(t) / 128, y_band0 = y_scale_row0(t) / 128;
+    const std::int32_t x_band = x_scale_row0(t) / 128;
     const std::int32_t x_bands_total = (px.rows_per_group + 127) / 128, y_bands_total = (py.rows_per_group + 127) / 128;
+    // Scale band of the tile's Y band b: consecutive, except FC1's second
+    // half (the up rows, fc1_inter rows after the gate rows).
+    auto y_band = [&](int b) {
+      if constexpr (Cfg::kFc1) return (t.n0 % p.fc1_inter + b * p.fc1_inter) / 128;
+      return y_scale_row0(t) / 128 + b;
+    };
     const int chunk0 = kb * Cfg::kChunksPerStage;
     const int chunks = min(Cfg::kChunksPerStage, px.scale_chunks - chunk0);
     std::uint32_t bytes = Cfg::kXBytes + BN * Cfg::kRowBytes;
     if (x_band < x_bands_total) bytes += 512 * chunks;
     for (int b = 0; b < Cfg::kYBands; ++b)
-      if (y_band0 + b < y_bands_total) bytes += 512 * chunks;
+      if (y_band(b) < y_bands_total) bytes += 512 * chunks;
     ptx::mbar_arrive_expect_tx(&full[s], bytes);
     ptx::tma_load_2d(st, tmap_x, kb * Cfg::kRowBytes, x_row(t), &full[s]);
-    ptx::tma_load_2d(st + Cfg::kOffY, tmap_y, kb * Cfg::kRowBytes, y_row(t), &full[s]);
+    if constexpr (Cfg::kFc1) {  // gate rows, then the matching up rows
+      ptx::tma_load_2d(st + Cfg::kOffY, tmap_y, kb * Cfg::kRowBytes, y_row(t), &full[s]);
+      ptx::tma_load_2d(st + Cfg::kOffY + (BN / 2) * Cfg::kRowBytes, tmap_y, kb * Cfg::kRowBytes, y_row(t) + p.fc1_inter,
+                       &full[s]);
+    } else {
+      ptx::tma_load_2d(st + Cfg::kOffY, tmap_y, kb * Cfg::kRowBytes, y_row(t), &full[s]);
+    }
     if (x_band < x_bands_total)
       ptx::bulk_load(st + Cfg::kOffXScale, xs + (std::int64_t(x_band) * px.scale_chunks + chunk0) * 512, 512 * chunks, &full[s]);
     for (int b = 0; b < Cfg::kYBands; ++b)
-      if (y_band0 + b < y_bands_total)
+      if (y_band(b) < y_bands_total)
         ptx::bulk_load(st + Cfg::kOffYScale + b * 512 * Cfg::kChunksPerStage,
-                       ys + (std::int64_t(y_band0 + b) * py.scale_chunks + chunk0) * 512, 512 * chunks, &full[s]);
+                       ys + (std::int64_t(y_band(b)) * py.scale_chunks + chunk0) * 512, 512 * chunks, &full[s]);
   };
 
   if (threadIdx.x < 128) {
@@ -433,6 +448,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     float factor = dequant_offset_correction<kNv>();
     if constexpr (kNv) {
       if (t.group >= 0) factor *= p.a.global[a_scale_group(t)] * p.b.global[b_scale_group(t)];
+    }
+    if constexpr (Cfg::kFc1) {
+      swiglu_epilogue<BN>(p, t, acc, factor, x_r0, j);
+      continue;
     }
 #pragma unroll
     for (int i = 0; i < BN / 8; ++i) {

@@ -15,7 +15,7 @@ template <class Cfg>
 void launch_gemm(const LaunchArgs& args) {
   const auto kernel = fp4_gemm_kernel<Cfg>;
   FP4MOE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
-  const int x_box = Cfg::BM, y_box = Cfg::BN;
+  const int x_box = Cfg::BM, y_box = Cfg::kFc1 ? Cfg::BN / 2 : Cfg::BN;  // FC1 loads gate and up rows apart
   const CUtensorMap ta = make_fp4_tensor_map(args.a->data, args.a_rows, args.params.k, Cfg::kSwap ? y_box : x_box, Cfg::BK);
   const CUtensorMap tb = make_fp4_tensor_map(args.b->data, args.b_rows, args.params.k, Cfg::kSwap ? x_box : y_box, Cfg::BK);
   const std::int64_t grid =

@@ -13,7 +13,11 @@ namespace fp4moe::kernels {
 
 /// kMoeDense: one group like kDense, but K is E experts of W columns each and
 /// D = Σ_e alpha[m, e]·A_e·B_eᵀ (moe_dense_fc2).
-enum class Layout : std::uint8_t { kDense, kContiguous, kMasked, kMoeDense };
+/// kMoeFc1: one group of tokens against E experts' stacked [2I, K] weights
+/// (gate rows then up rows); an output tile of 128 columns of one expert
+/// loads the matching 128 gate and 128 up rows, and the epilogue writes
+/// silu(gate)·up (moe_dense_fc1_swiglu).
+enum class Layout : std::uint8_t { kDense, kContiguous, kMasked, kMoeDense, kMoeFc1 };
 
 /// Most groups (experts) a grouped GEMM takes: the masked scheduler keeps one
 /// prefix count per group in shared memory.
@@ -46,6 +50,14 @@ struct GemmParams {
   std::int32_t experts = 1;        ///< E
   std::int32_t expert_width = 0;   ///< W: K columns per expert (a multiple of BK)
   const float* alpha = nullptr;    ///< [M, E], FP32
+  // MoE FC1 (SwiGLU) layout: n = E·I output columns.
+  std::int32_t fc1_inter = 0;              ///< I: output columns per expert (a multiple of 128)
+  const float* fc1_expert_scale = nullptr; ///< [E] or null (1)
+  // FC1 NVFP4 output (null fp4_data: BF16 output into d).
+  std::uint8_t* fc1_fp4_data = nullptr;    ///< [M, E·I/2] packed E2M1
+  std::uint8_t* fc1_fp4_scales = nullptr;  ///< 128x4-tiled E4M3, E·I/16 scale columns
+  const float* fc1_encode_scale = nullptr; ///< g (device scalar)
+  float* fc1_decode_out = nullptr;         ///< receives 1/g, the output's global decode scale
   std::int64_t alpha_stride_m = 0; ///< elements between tokens of alpha
   std::int64_t alpha_stride_e = 0; ///< elements between experts of alpha
 };

@@ -10,6 +10,8 @@
 //   masked      G groups of max M rows; group g has masked_m[g] valid rows
 //   moe-dense   tiles as dense; the K loop over experts (and which experts a
 //               tile skips) is the kernel's moe producer
+//   moe-fc1     one group of tokens; a tile is BW/2 output columns of one
+//               expert (gate and up rows, BW weight rows in all)
 #pragma once
 
 #include <cstdint>
@@ -28,6 +30,8 @@ struct Tile {
 
 template <Layout kLayout, int BT, int BW>
 struct TileScheduler {
+  /// Output columns a tile covers (FC1: half its weight rows are gate rows).
+  static constexpr int kOutCols = kLayout == Layout::kMoeFc1 ? BW / 2 : BW;
   const GemmParams& p;
   std::int32_t n_blocks;    // weight blocks per group
   std::int32_t total;       // tiles (× split_k)
@@ -35,7 +39,7 @@ struct TileScheduler {
 
   __device__ TileScheduler(const GemmParams& params, const std::int32_t* masked_prefix)
       : p(params), prefix(masked_prefix) {
-    n_blocks = (p.n + BW - 1) / BW;
+    n_blocks = (p.n + kOutCols - 1) / kOutCols;
     std::int32_t t_blocks;
     if constexpr (kLayout == Layout::kMasked) {
       t_blocks = prefix[p.groups];
@@ -50,7 +54,7 @@ struct TileScheduler {
     t.k_slice = id % p.split_k;
     id /= p.split_k;
     const std::int32_t tb = id / n_blocks, wb = id % n_blocks;
-    t.n0 = wb * BW;
+    t.n0 = wb * kOutCols;
     if constexpr (kLayout == Layout::kMasked) {
       std::int32_t g = 0;
       while (prefix[g + 1] <= tb) ++g;
@@ -62,7 +66,8 @@ struct TileScheduler {
       t.group = p.m_indices[t.m0];
       t.m_end = p.m;
     } else {
-      t.group = 0;
+      // FC1: n0 is an output column; its expert owns columns [eI, (e+1)I).
+      t.group = kLayout == Layout::kMoeFc1 ? t.n0 / p.fc1_inter : 0;
       t.m0 = tb * BT;
       t.m_end = p.m;
     }
@@ -73,8 +78,10 @@ struct TileScheduler {
   __device__ std::int32_t a_row(const Tile& t) const {
     return kLayout == Layout::kMasked ? t.group * p.m + t.m0 : t.m0;
   }
-  /// Row of the tile's first weight in B's 2-D tensor map.
+  /// Row of the tile's first weight in B's 2-D tensor map (FC1: of its gate
+  /// rows; the up rows follow fc1_inter rows later).
   __device__ std::int32_t b_row(const Tile& t) const {
+    if constexpr (kLayout == Layout::kMoeFc1) return t.group * 2 * p.fc1_inter + t.n0 % p.fc1_inter;
     return kLayout == Layout::kDense ? t.n0 : t.group * p.n + t.n0;
   }
 };

@@ -23,6 +23,10 @@
   X(FMT, LAYOUT, true, 64, 128, 8, 1)            \
   X(FMT, LAYOUT, true, 128, 128, 6, 1)
 
+// MoE FC1 (SwiGLU): 128 gate + 128 up weight rows per tile, so each output
+// tile of 128 columns finds both halves of its SwiGLU in one thread.
+#define FP4MOE_MOE_FC1_TACTICS(X, FMT, LAYOUT) X(FMT, LAYOUT, false, 256, 128, 4, 1)
+
 /// The registry entries of one (format, layout): every tactic of a set above.
 /// Each instance file expands this once, so the kernels compile in parallel.
 #define FP4MOE_GEMM_ENTRY(FMT, LAYOUT, SWAP, BN, BK, STAGES, CTAS) \
