@@ -87,6 +87,9 @@ GemmPlan plan_gemm(const ArgCheck& c, Fp4Format f, kernels::Layout layout, int m
   c.require(std::find(std::begin(tuning::kSplitKChoices), std::end(tuning::kSplitKChoices), t.split_k) !=
                 std::end(tuning::kSplitKChoices),
             "options.tactic", "split_k must be 1, 2, 4 or 8", std::to_string(t.split_k));
+  c.require(t.split_k <= e.max_split_k, "options.tactic",
+            "split_k must be 1: this tile is compiled without split-K (its accumulators leave no registers for it)",
+            std::to_string(t.split_k));
   c.require(t.split_k <= units, "options.tactic",
             "split_k must not exceed the " + std::string(layout == kernels::Layout::kMoeDense ? "experts" : "K blocks") +
                 " it slices (" + std::to_string(units) + ")",

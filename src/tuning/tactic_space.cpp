@@ -57,7 +57,8 @@ int pick_split_k(const ProblemShape& s, const GemmTactic& t) {
   };
   int best = 1;
   for (int split : kSplitKChoices)
-    if (split > best && units / split >= 2 && efficiency(split) > 1.1 * efficiency(best)) best = split;
+    if (split > best && split <= entry->max_split_k && units / split >= 2 && efficiency(split) > 1.1 * efficiency(best))
+      best = split;
   return best;
 }
 

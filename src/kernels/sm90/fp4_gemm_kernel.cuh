@@ -102,6 +102,11 @@ struct GemmConfig {
   static constexpr int kOffSplitFlag = kOffAlphaRing + (kMoe ? 4 * BT * kAlphaLookahead : 0);
   static constexpr int kSmemBytes = kOffSplitFlag + 16 + 1024;  // + alignment slack
   static constexpr int kTileFloats = BM * BN;  // one split-K partial tile
+  // The 128 x 256 tile keeps 128 accumulators per thread: the split-K
+  // reduction's extra registers make ptxas spill there (measured: 1 KB), and
+  // that tile has work for every SM on the shapes it is picked for, so it is
+  // compiled without split-K.
+  static constexpr bool kSplitK = kSwap || BN <= 128;
   static_assert(!kMoe || kSwap || BN <= 128, "MoE-dense holds two accumulators: BN <= 128 without swap-AB");
   static_assert(!kFc1 || (!kSwap && BN == 256), "FC1 pairs 128 gate and 128 up rows in one weight tile");
   static_assert(BK == 128 || BK == 256, "BK is 128 or 256: an even number of 64-K sub-steps per stage keeps the\n"
@@ -151,6 +156,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   }
   if constexpr (Cfg::kLayout == Layout::kMasked) {
     if (threadIdx.x < 32) masked_prefix<Cfg::BT>(p, prefix);
+  }
+  if constexpr (Cfg::kFc1) {  // NVFP4 output: its global decode scale 1/g
+    if (p.fc1_decode_out && blockIdx.x == 0 && threadIdx.x == 0) *p.fc1_decode_out = 1.0f / *p.fc1_encode_scale;
   }
   __syncthreads();
 
@@ -408,7 +416,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     // that arrives last adds the partials in slice order 0, 1, ... (the same
     // order whichever slice is last: bit-identical repeats), resets the
     // counter for the next call and runs the epilogue.
-    if (p.split_k > 1) {
+    if (Cfg::kSplitK && p.split_k > 1) {
       const std::int64_t out_tile = id / p.split_k;
       float* tile_ws = p.split_partials + out_tile * p.split_k * Cfg::kTileFloats + ctid * (BN / 2);
       float4* mine = reinterpret_cast<float4*>(tile_ws + t.k_slice * Cfg::kTileFloats);
@@ -426,21 +434,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       ptx::named_barrier(5, Cfg::kConsumerThreads);
       if (!*last_flag) continue;
       __threadfence();
+      // Slice by slice into the accumulators (this slice's own partial is
+      // read back too), so no more than one float4 is live beside them.
+      for (int sl = 0; sl < p.split_k; ++sl) {
+        const float4* src = reinterpret_cast<const float4*>(tile_ws + sl * Cfg::kTileFloats);
 #pragma unroll
-      for (int i = 0; i < BN / 8; ++i) {
-        float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
-        for (int sl = 0; sl < p.split_k; ++sl) {
-          const float4 v = sl == t.k_slice ? make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3])
-                                           : __ldcg(reinterpret_cast<const float4*>(tile_ws + sl * Cfg::kTileFloats) + i);
-          sum.x += v.x;
-          sum.y += v.y;
-          sum.z += v.z;
-          sum.w += v.w;
+        for (int i = 0; i < BN / 8; ++i) {
+          const float4 v = __ldcg(src + i);
+          acc[4 * i] = sl ? acc[4 * i] + v.x : v.x;
+          acc[4 * i + 1] = sl ? acc[4 * i + 1] + v.y : v.y;
+          acc[4 * i + 2] = sl ? acc[4 * i + 2] + v.z : v.z;
+          acc[4 * i + 3] = sl ? acc[4 * i + 3] + v.w : v.w;
         }
-        acc[4 * i] = sum.x;
-        acc[4 * i + 1] = sum.y;
-        acc[4 * i + 2] = sum.z;
-        acc[4 * i + 3] = sum.w;
       }
     }
 

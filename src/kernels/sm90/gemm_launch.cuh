@@ -33,7 +33,7 @@ KernelEntry entry() {
   t.stages = Cfg::kStages;
   t.split_k = 1;
   return KernelEntry{Cfg::kNvfp4 ? Fp4Format::kNVFP4 : Fp4Format::kMXFP4, Cfg::kLayout, t, Cfg::BM, Cfg::kCtasPerSm,
-                     &launch_gemm<Cfg>};
+                     Cfg::kSplitK ? 8 : 1, &launch_gemm<Cfg>};
 }
 
 }  // namespace fp4moe::kernels

@@ -10,6 +10,8 @@
 // amax is a max over 4 values and two shuffles. Scales go to the 128x4 tiled
 // layout, with the padding rows of the last 128-row band written as 0, so the
 // result is byte for byte what quantize_nvfp4 would write, ready for FC2.
+// (The output's global decode scale 1/g is written once at kernel start, as
+// with split-K not every CTA reaches an epilogue.)
 #pragma once
 
 #include <cuda_bf16.h>
@@ -32,7 +34,6 @@ __device__ __forceinline__ void swiglu_epilogue(const GemmParams& p, const Tile&
   const float g = to_fp4 ? *p.fc1_encode_scale : 1.0f;
   const std::int64_t out_cols = p.n;  // E·I
   const std::int32_t rows_padded = (p.m + 127) / 128 * 128;
-  if (to_fp4 && blockIdx.x == 0 && x_r0 == 0 && j == 0) *p.fc1_decode_out = 1.0f / g;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {  // rows x_r0, x_r0 + 8
     const std::int32_t m = t.m0 + x_r0 + 8 * h;
