@@ -3,8 +3,8 @@
 // (batched for the grouped layouts) in the same run.
 #include <string>
 
-#include "bench/cublaslt_peer.hpp"
 #include "bench/fp4_problem.hpp"
+#include "bench/peer_rows.hpp"
 #include "bench/suite.hpp"
 #include "common/cuda_check.hpp"
 #include "common/device_info.hpp"
@@ -70,23 +70,8 @@ void run_shape(SuiteContext& ctx, const std::string& suite, Fp4Format f, kernels
   // against the tensor rate of the route (BF16 for the exact FP4 routes).
   r.by_regime = true;
   r.tensor_ceiling = CeilingKind::kBf16Tensor;
-  const double ours_us = ctx.add(r, op).time.median_us;
-  const std::size_t ours_index = ctx.rows.size() - 1;
-  for (PeerType pt : {PeerType::kBF16, PeerType::kFP8}) {
-    const CublasLtGemm peer(pt, s.m, s.n, s.k, st, s.groups);
-    Row pr;
-    pr.suite = suite;
-    pr.name = name;
-    pr.impl = pt == PeerType::kBF16 ? "cublasLt-bf16" : "cublasLt-fp8";
-    pr.tactic = peer.algo();
-    pr.flops = peer.flops();
-    pr.bytes = peer.min_bytes();
-    pr.by_regime = true;
-    pr.tensor_ceiling = pt == PeerType::kBF16 ? CeilingKind::kBf16Tensor : CeilingKind::kFp8Tensor;
-    const double peer_us = ctx.add(pr, [&](cudaStream_t stream) { peer.run(stream); }).time.median_us;
-    Row& ours = ctx.rows[ours_index];
-    (pt == PeerType::kBF16 ? ours.vs_bf16 : ours.vs_fp8) = peer_us / ours_us;
-  }
+  ctx.add(r, op);
+  add_peer_rows(ctx, suite, name, s.m, s.n, s.k, s.groups, {ctx.rows.size() - 1});
 }
 
 }  // namespace

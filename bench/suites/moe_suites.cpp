@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/cublaslt_peer.hpp"
 #include "bench/fp4_problem.hpp"
+#include "bench/peer_rows.hpp"
 #include "bench/suite.hpp"
 #include "common/cuda_check.hpp"
 #include "common/device_info.hpp"
@@ -105,23 +105,7 @@ void run_fc2_suite(SuiteContext& ctx, const std::string& suite, bool top_k) {
       ours.push_back(ctx.rows.size() - 1);
     }
     if (ours.empty()) continue;
-    for (PeerType pt : {PeerType::kBF16, PeerType::kFP8}) {
-      const CublasLtGemm peer(pt, m, kN, kK, st);
-      Row pr;
-      pr.suite = suite;
-      pr.name = suite + " dense " + shape;
-      pr.impl = pt == PeerType::kBF16 ? "cublasLt-bf16" : "cublasLt-fp8";
-      pr.tactic = peer.algo();
-      pr.flops = peer.flops();
-      pr.bytes = peer.min_bytes();
-      pr.by_regime = true;
-      pr.tensor_ceiling = pt == PeerType::kBF16 ? CeilingKind::kBf16Tensor : CeilingKind::kFp8Tensor;
-      const double peer_us = ctx.add(pr, [&](cudaStream_t s) { peer.run(s); }).time.median_us;
-      for (std::size_t i : ours) {
-        Row& o = ctx.rows[i];
-        (pt == PeerType::kBF16 ? o.vs_bf16 : o.vs_fp8) = peer_us / o.time.median_us;
-      }
-    }
+    add_peer_rows(ctx, suite, suite + " dense " + shape, m, kN, kK, 1, ours);
   }
 }
 

@@ -28,6 +28,11 @@ void check_operands(const ArgCheck& c, const Fp4Tensor& a, const Fp4Tensor& b) {
   c.require(a.cols <= kMax32, "a.cols", "K must fit 32-bit indexing", std::to_string(a.cols));
 }
 
+std::int64_t output_span_bytes(const MatrixView& d, std::int64_t rows, std::int64_t cols, std::int64_t groups) {
+  if (rows == 0 || cols == 0) return 0;
+  return ((groups - 1) * d.gstride() + (rows - 1) * d.ld() + cols) * dtype_size(d.dtype);
+}
+
 void check_output(const ArgCheck& c, const MatrixView& d, std::int64_t rows, std::int64_t cols, std::int64_t groups,
                   const Fp4Tensor& a, const Fp4Tensor& b) {
   c.not_null(d.data, "d.data");
@@ -41,7 +46,7 @@ void check_output(const ArgCheck& c, const MatrixView& d, std::int64_t rows, std
   c.require(d.group_stride == 0 || d.group_stride >= d.rows * d.ld(), "d.group_stride",
             "must be 0 or at least rows*row_stride", std::to_string(d.group_stride));
   c.aligned(d.data, dtype_size(d.dtype), "d.data");
-  const std::int64_t d_bytes = ((groups - 1) * d.gstride() + (rows - 1) * d.ld() + cols) * dtype_size(d.dtype);
+  const std::int64_t d_bytes = output_span_bytes(d, rows, cols, groups);
   for (const auto* t : {&a, &b}) {
     const std::string name = t == &a ? "a" : "b";
     c.require(!ranges_overlap(d.data, d_bytes, t->data, t->data_bytes()), "d.data", "must not overlap " + name + ".data");

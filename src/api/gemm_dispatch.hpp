@@ -18,6 +18,9 @@ constexpr std::int64_t kMax32 = (std::int64_t(1) << 31) - 1;
 /// Format, scale layout, K, alignment and 32-bit indexing rules of A and B.
 void check_operands(const ArgCheck& c, const Fp4Tensor& a, const Fp4Tensor& b);
 
+/// Bytes from d.data to the end of its last element ([groups, rows, cols]).
+std::int64_t output_span_bytes(const MatrixView& d, std::int64_t rows, std::int64_t cols, std::int64_t groups);
+
 /// D is BF16/FP32 [groups, rows, cols] with unit column stride, aligned,
 /// not overlapping the operands.
 void check_output(const ArgCheck& c, const MatrixView& d, std::int64_t rows, std::int64_t cols, std::int64_t groups,

@@ -46,8 +46,8 @@ void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alp
                 std::to_string(a.cols),
             std::to_string(expert_width));
   detail::check_output(c, d, a.rows, b.rows, 1, a, b);
-  c.require(!detail::ranges_overlap(d.data, (d.rows - 1) * d.ld() * dtype_size(d.dtype) + d.cols * dtype_size(d.dtype),
-                                    alpha.data, alpha_span_bytes(alpha)),
+  c.require(!detail::ranges_overlap(d.data, detail::output_span_bytes(d, a.rows, b.rows, 1), alpha.data,
+                                    alpha_span_bytes(alpha)),
             "d.data", "must not overlap alpha.data");
   const auto pl = detail::plan_gemm(c, a.format, kernels::Layout::kMoeDense,
                                     static_cast<int>(std::min<std::int64_t>(a.rows, detail::kMax32)), a.rows, b.rows, a.cols,
