@@ -57,6 +57,45 @@ FP4MOE_HD std::uint32_t e2m1_magnitude_code_bits(float y) {
 
 FP4MOE_HD unsigned e2m1_magnitude_code(float y) { return e2m1_magnitude_code_bits(y) & 7u; }
 
+/// e2m1_magnitude_code_bits without the clamp before the third line: equal to
+/// it for 0 ≤ y < 7 (the third line first reaches 8 at y = 7), one
+/// instruction fewer. The NVFP4 quantizer uses it for blocks whose scale
+/// bounds every quotient below 7 (nvfp4_scale_bounds_quotient).
+FP4MOE_HD std::uint32_t e2m1_magnitude_code_bits_below_7(float y) {
+  const std::uint32_t a = float_to_bits(fma_f(y, 2.0f, kRound));
+  const std::uint32_t b = float_to_bits(y + (kRound + 2.0f));
+  const std::uint32_t c = float_to_bits(fma_f(y, 0.5f, kRound + 4.0f));
+  const std::uint32_t m = a < b ? a : b;
+  return m < c ? m : c;
+}
+
+/// Whether an NVFP4 block whose scale has this E4M3 code gets every quotient
+/// y = RN(RN(|x|·g) / s) below 7, so the clamp-free encoder above applies.
+/// True for normal codes below 448 (0x7E): then s = RN_e4m3(u) with
+/// u = RN(RN(amax/6)·g) in the normal range, so u ≤ s·(1 + 2^-4), and
+/// |x| ≤ amax gives y ≤ 6·(1 + 2^-4)·(1 + 2^-20) < 6.4. Subnormal scales
+/// (relative rounding error up to 1/2), the saturated 448 (u may be far
+/// above it), NaN and the codes of a negative g take the clamped encoder.
+/// The bound is also checked by a sweep in fast_rules_test.
+FP4MOE_HD bool nvfp4_scale_bounds_quotient(std::uint8_t code) { return (code & 0x78u) != 0 && code < 0x7Eu; }
+
+/// The bit pattern of kRound: every e2m1_magnitude_code_bits result is
+/// kRoundBits + code, code in 0..7.
+constexpr std::uint32_t kRoundBits = 0x4B400000u;
+
+/// Eight results of e2m1_magnitude_code_bits → their codes packed in nibbles
+/// (element i in bits 4i..4i+2, bit 4i+3 clear for the sign). Each pattern is
+/// kRoundBits + code, so Σ m_i·16^i = Σ code_i·16^i + kRoundBits·0x11111111
+/// (mod 2^32): seven multiply-adds on the raw patterns and one subtraction,
+/// with no masking of the exponent bits. Accumulated from element 0 up, so
+/// each pattern is consumed as soon as it is made (fewer live registers).
+constexpr std::uint32_t kPackedRoundBias = kRoundBits * 0x11111111u;
+FP4MOE_HD std::uint32_t pack8_magnitude_codes(const std::uint32_t* m) {
+  std::uint32_t w = m[0] - kPackedRoundBias;
+  for (int i = 1; i < 8; ++i) w += m[i] << (4 * i);
+  return w;
+}
+
 /// The E2M1 code (sign included) of a value whose magnitude code is the low
 /// three bits of `mag_bits` and whose sign is the sign of x. bits(x) >> 28 is
 /// at most 15 with the sign in bit 3, so (m & 7) | (s & ~7) is one 3-input

@@ -8,6 +8,7 @@
 
 #include "common/fast_divmod.hpp"
 #include "common/parallel_for.hpp"
+#include "format/block_rules.hpp"
 #include "format/fast_rules.hpp"
 
 namespace fp4moe::detail {
@@ -31,6 +32,64 @@ TEST(FastRules, E2M1MagnitudeCodeAtTheEdges) {
   EXPECT_EQ(e2m1_magnitude_code(std::numeric_limits<float>::quiet_NaN()), 7u);
   // A strided sweep over all non-negative floats.
   for (std::uint32_t u = 0; u < 0x7f800000u; u += 4099) EXPECT_EQ(e2m1_magnitude_code(bits_to_float(u)), encode_e2m1(bits_to_float(u)) & 7u) << u;
+}
+
+TEST(FastRules, ClampFreeEncoderMatchesBelowSeven) {
+  // The two differ only in the clamp at 6, so below 6 they agree by
+  // construction: every float in [6, 7), and a strided sweep below.
+  const std::uint32_t lo = float_to_bits(6.0f), hi = float_to_bits(7.0f);
+  for (std::uint32_t u = 0; u < lo; u += 997) ASSERT_EQ(e2m1_magnitude_code_bits_below_7(bits_to_float(u)), e2m1_magnitude_code_bits(bits_to_float(u))) << u;
+  std::atomic<std::int64_t> bad{0};
+  parallel_for(hi - lo, [&](std::int64_t i) {
+    const float y = bits_to_float(lo + static_cast<std::uint32_t>(i));
+    if (e2m1_magnitude_code_bits_below_7(y) != e2m1_magnitude_code_bits(y)) ++bad;
+  }, 1 << 18);
+  EXPECT_EQ(bad.load(), 0);
+  // And it does need the bound: from 7 on the third line gives code 8.
+  EXPECT_NE(e2m1_magnitude_code_bits_below_7(7.0f), e2m1_magnitude_code_bits(7.0f));
+}
+
+TEST(FastRules, ScaleCodesThatBoundTheQuotientDo) {
+  // For every block amax (a strided sweep of positive floats) and several
+  // global scales: when the scale code is one nvfp4_scale_bounds_quotient
+  // accepts, the largest element's quotient RN(RN(amax·g)/s) is below 7.
+  int accepted = 0, refused = 0;
+  for (float g : {1.0f, 0.37f, 2688.0f, 1e-3f, 7.3e5f, 3.0e-30f, 1.7e30f}) {
+    for (std::uint32_t u = 1; u < 0x7f800000u; u += 65521) {
+      const float amax = bits_to_float(u);
+      const std::uint8_t code = nvfp4_scale_code(u, g);
+      if (!nvfp4_scale_bounds_quotient(code)) {
+        ++refused;
+        continue;
+      }
+      ++accepted;
+      const float y = (amax * g) / decode_e4m3(code);
+      ASSERT_LT(y, 7.0f) << "amax " << amax << " g " << g << " code " << int(code);
+    }
+  }
+  EXPECT_GT(accepted, 1000);
+  EXPECT_GT(refused, 1000);  // subnormal, saturated and zero scales exist in the sweep
+  EXPECT_FALSE(nvfp4_scale_bounds_quotient(0x7e));  // 448: u may be far above it
+  EXPECT_FALSE(nvfp4_scale_bounds_quotient(0x07));  // largest subnormal
+  EXPECT_TRUE(nvfp4_scale_bounds_quotient(0x08));   // smallest normal
+}
+
+TEST(FastRules, PackingRawMagnitudePatternsGivesTheCodes) {
+  std::uint32_t state = 12345;
+  for (int rep = 0; rep < 1000; ++rep) {
+    std::uint32_t m[8], expect = 0;
+    for (int i = 0; i < 8; ++i) {
+      state = state * 1664525u + 1013904223u;
+      const float y = bits_to_float((state >> 1) % float_to_bits(8.0f));
+      m[i] = e2m1_magnitude_code_bits(y);
+      expect |= e2m1_magnitude_code(y) << (4 * i);
+    }
+    ASSERT_EQ(pack8_magnitude_codes(m), expect);
+  }
+  EXPECT_EQ(float_to_bits(kRound), kRoundBits);
+  const std::uint32_t sevens[8] = {kRoundBits + 7, kRoundBits + 7, kRoundBits + 7, kRoundBits + 7,
+                                   kRoundBits + 7, kRoundBits + 7, kRoundBits + 7, kRoundBits + 7};
+  EXPECT_EQ(pack8_magnitude_codes(sevens), 0x77777777u);
 }
 
 TEST(FastRules, SignComesFromTheInput) {
