@@ -69,15 +69,18 @@ FP4MOE_HD std::uint32_t e2m1_magnitude_code_bits_below_7(float y) {
   return m < c ? m : c;
 }
 
-/// Whether an NVFP4 block whose scale has this E4M3 code gets every quotient
-/// y = RN(RN(|x|·g) / s) below 7, so the clamp-free encoder above applies.
-/// True for normal codes below 448 (0x7E): then s = RN_e4m3(u) with
-/// u = RN(RN(amax/6)·g) in the normal range, so u ≤ s·(1 + 2^-4), and
-/// |x| ≤ amax gives y ≤ 6·(1 + 2^-4)·(1 + 2^-20) < 6.4. Subnormal scales
-/// (relative rounding error up to 1/2), the saturated 448 (u may be far
-/// above it), NaN and the codes of a negative g take the clamped encoder.
-/// The bound is also checked by a sweep in fast_rules_test.
-FP4MOE_HD bool nvfp4_scale_bounds_quotient(std::uint8_t code) { return (code & 0x78u) != 0 && code < 0x7Eu; }
+/// Whether an NVFP4 block gets every quotient y = RN(RN(|x|·g) / s) below 7,
+/// so the clamp-free encoder above applies. `u` is the value the scale code
+/// was rounded from, u = RN(RN(amax/6)·g). True when the code is a normal,
+/// positive E4M3 value (0x08..0x7E) and u < 512: then either s = RN(u), with
+/// u ≤ s·(1 + 2^-4), or s = 448 saturated from u < 512, u/s < 8/7; with
+/// |x| ≤ amax that gives y ≤ 6·(8/7)·(1 + 2^-20) < 6.9. Subnormal scales
+/// (relative rounding error up to 1/2), u ≥ 512, NaN and the negative codes
+/// of a negative g take the clamped encoder. Checked by a sweep in
+/// fast_rules_test.
+FP4MOE_HD bool nvfp4_scale_bounds_quotient(std::uint8_t code, float u) {
+  return code >= 0x08u && code <= 0x7Eu && u < 512.0f;
+}
 
 /// The bit pattern of kRound: every e2m1_magnitude_code_bits result is
 /// kRoundBits + code, code in 0..7.

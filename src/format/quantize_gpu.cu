@@ -101,10 +101,15 @@ __device__ __forceinline__ float e4m3_to_float(std::uint8_t code) {
 
 /// The literal NVFP4 scale rule (block_rules.hpp) with the hardware
 /// RN-satfinite converter (cvt.rn.satfinite.e4m3x2.f32) in place of the
-/// software encoder and the division by 6 of fast_rules.hpp.
-__device__ __forceinline__ std::uint8_t nvfp4_scale_code_fast(std::uint32_t amax_bits, float g) {
-  if (amax_bits >= kNonFiniteBits) return kE4M3NaN;
-  return __nv_cvt_float_to_fp8(amax_over_6(__uint_as_float(amax_bits)) * g, __NV_SATFINITE, __NV_E4M3);
+/// software encoder and the division by 6 of fast_rules.hpp. Also says
+/// whether the block's quotients are bounded below 7
+/// (nvfp4_scale_bounds_quotient).
+__device__ __forceinline__ std::uint8_t nvfp4_scale_code_fast(std::uint32_t amax_bits, float g, bool& bounded) {
+  const float u = amax_over_6(__uint_as_float(amax_bits)) * g;
+  const std::uint8_t code =
+      amax_bits >= kNonFiniteBits ? kE4M3NaN : std::uint8_t(__nv_cvt_float_to_fp8(u, __NV_SATFINITE, __NV_E4M3));
+  bounded = nvfp4_scale_bounds_quotient(code, u);
+  return code;
 }
 
 /// Eight codes packed in a word: element first + i in nibble i. `magnitude`
@@ -121,21 +126,24 @@ __device__ __forceinline__ std::uint32_t encode_word(const Task& in, int first, 
   return w | in.sign_nibbles8(first);
 }
 
-/// Codes of one block, packed 8 per word (kBlock / 8 words).
+/// Codes of one block, packed 8 per word (kBlock / 8 words). `bounded`
+/// (NVFP4): every quotient of the block is below 7, so the clamp-free
+/// encoder applies; the caller makes it warp-uniform, so a warp never runs
+/// both encoders.
 template <bool kNvfp4, int kBlock, class Task>
-__device__ __forceinline__ void quantize_block(const Task& in, int first, std::uint8_t scale_code, float g,
+__device__ __forceinline__ void quantize_block(const Task& in, int first, std::uint8_t scale_code, float g, bool bounded,
                                                std::uint32_t* words) {
   if constexpr (kNvfp4) {
     const float sf = e4m3_to_float(scale_code);
     const float rcp = __frcp_rn(sf);
     // y = |x·g| / sf, correctly rounded.
     auto quotient = [&](int i) { return div_rn_with_reciprocal(fabsf(in.element(i) * g), sf, rcp); };
-    const bool zeroed = nvfp4_block_is_zeroed(scale_code);
-    if (nvfp4_scale_bounds_quotient(scale_code)) {
+    if (bounded) {  // never a zeroed block: its scale is a normal number
 #pragma unroll
       for (int w = 0; w < kBlock / 8; ++w)
         words[w] = encode_word(in, first + 8 * w, [&](int i) { return e2m1_magnitude_code_bits_below_7(quotient(i)); });
     } else {
+      const bool zeroed = nvfp4_block_is_zeroed(scale_code);
 #pragma unroll
       for (int w = 0; w < kBlock / 8; ++w)
         words[w] = zeroed ? 0u : encode_word(in, first + 8 * w, [&](int i) { return e2m1_magnitude_code_bits(quotient(i)); });
@@ -244,12 +252,19 @@ __global__ void __launch_bounds__(kThreads) quantize_kernel(
     const std::int64_t blk = std::int64_t(cur.row) * map.scols + cur.col;
     std::uint32_t words[kPerTask * kBlock / 8];
     std::uint8_t codes[kPerTask];
+    bool bounded = true;
 #pragma unroll
     for (int k = 0; k < kPerTask; ++k) {
       const std::uint32_t amax = cur.in.amax_bits(k * kBlock, kBlock);
-      codes[k] = kNvfp4 ? nvfp4_scale_code_fast(amax, g) : mxfp4_scale_code(amax);
-      quantize_block<kNvfp4, kBlock>(cur.in, k * kBlock, codes[k], g, words + k * (kBlock / 8));
+      bool b = false;
+      codes[k] = kNvfp4 ? nvfp4_scale_code_fast(amax, g, b) : mxfp4_scale_code(amax);
+      bounded = bounded && b;
     }
+    // The clamp-free NVFP4 encoder only where the whole warp can use it.
+    if constexpr (kNvfp4) bounded = __all_sync(__activemask(), bounded);
+#pragma unroll
+    for (int k = 0; k < kPerTask; ++k)
+      quantize_block<kNvfp4, kBlock>(cur.in, k * kBlock, codes[k], g, bounded, words + k * (kBlock / 8));
     if constexpr (kPerTask * kBlock == 16) {
       reinterpret_cast<uint2*>(data)[blk] = make_uint2(words[0], words[1]);
     } else {

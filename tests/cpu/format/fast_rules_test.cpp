@@ -50,28 +50,39 @@ TEST(FastRules, ClampFreeEncoderMatchesBelowSeven) {
 }
 
 TEST(FastRules, ScaleCodesThatBoundTheQuotientDo) {
-  // For every block amax (a strided sweep of positive floats) and several
-  // global scales: when the scale code is one nvfp4_scale_bounds_quotient
-  // accepts, the largest element's quotient RN(RN(amax·g)/s) is below 7.
-  int accepted = 0, refused = 0;
-  for (float g : {1.0f, 0.37f, 2688.0f, 1e-3f, 7.3e5f, 3.0e-30f, 1.7e30f}) {
+  // For block amaxes over every binade (a strided sweep of positive floats)
+  // and several global scales: when nvfp4_scale_bounds_quotient accepts a
+  // block, its largest element's quotient RN(RN(amax·g)/s) is below 7.
+  int accepted = 0, refused = 0, saturated_accepted = 0;
+  for (float g : {1.0f, 0.37f, 2688.0f, 1e-3f, 7.3e5f, 3.0e-30f, 1.7e30f, 128.5f}) {
     for (std::uint32_t u = 1; u < 0x7f800000u; u += 65521) {
       const float amax = bits_to_float(u);
       const std::uint8_t code = nvfp4_scale_code(u, g);
-      if (!nvfp4_scale_bounds_quotient(code)) {
+      if (!nvfp4_scale_bounds_quotient(code, amax / 6.0f * g)) {
         ++refused;
         continue;
       }
       ++accepted;
+      saturated_accepted += code == 0x7e;
       const float y = (amax * g) / decode_e4m3(code);
       ASSERT_LT(y, 7.0f) << "amax " << amax << " g " << g << " code " << int(code);
     }
   }
+  // The edge of the saturated case: u just below 512 with s = 448.
+  for (float amax = 27.0f; amax < 28.0f; amax += 1.0f / 1024) {
+    const float g = 112.0f, u = amax / 6.0f * g;
+    const std::uint8_t code = nvfp4_scale_code(float_to_bits(amax), g);
+    if (!nvfp4_scale_bounds_quotient(code, u)) continue;
+    ++saturated_accepted;
+    ASSERT_LT((amax * g) / decode_e4m3(code), 7.0f) << amax;
+  }
   EXPECT_GT(accepted, 1000);
   EXPECT_GT(refused, 1000);  // subnormal, saturated and zero scales exist in the sweep
-  EXPECT_FALSE(nvfp4_scale_bounds_quotient(0x7e));  // 448: u may be far above it
-  EXPECT_FALSE(nvfp4_scale_bounds_quotient(0x07));  // largest subnormal
-  EXPECT_TRUE(nvfp4_scale_bounds_quotient(0x08));   // smallest normal
+  EXPECT_GT(saturated_accepted, 10);
+  EXPECT_FALSE(nvfp4_scale_bounds_quotient(0x7e, 512.0f));  // u may be far above 448
+  EXPECT_FALSE(nvfp4_scale_bounds_quotient(0x07, 0.01f));   // largest subnormal
+  EXPECT_TRUE(nvfp4_scale_bounds_quotient(0x08, 0.015625f));  // smallest normal
+  EXPECT_FALSE(nvfp4_scale_bounds_quotient(0x88, -0.015625f));  // negative g
 }
 
 TEST(FastRules, PackingRawMagnitudePatternsGivesTheCodes) {
