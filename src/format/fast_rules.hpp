@@ -123,6 +123,28 @@ FP4MOE_HD float div_rn_with_reciprocal(float a, float d, float rcp) {
   return fma_f(r, rcp, q0);
 }
 
+/// 1/d as an unevaluated sum hi + lo: hi = RN(1/d) and lo = RN(1/d − hi),
+/// where 1/d − hi = (1 − hi·d)/d and the residual 1 − hi·d is exact through
+/// the FMA.
+struct ReciprocalPair {
+  float hi, lo;
+};
+
+FP4MOE_HD ReciprocalPair reciprocal_pair(float d) {
+  const float hi = 1.0f / d;
+  return {hi, fma_f(-hi, d, 1.0f) / d};
+}
+
+/// a / d correctly rounded in two instructions, RN(a·hi + RN(a·lo)), given
+/// d's reciprocal pair: the method of Brisebarre, Muller and Raina for a
+/// divisor known in advance. It is not correctly rounded for every divisor,
+/// but it is for the eight significands E4M3 has (1 + i/8): checked over
+/// every dividend of a binade in fast_rules_test and, on the GPU, over every
+/// dividend whose quotient lies in [2^-3, 2^4] for every E4M3 divisor. Both
+/// sides scale exactly by powers of two, so one binade covers all while
+/// a·lo stays a normal float (it does wherever E2M1 codes change).
+FP4MOE_HD float div_rn_by_pair(float a, ReciprocalPair r) { return fma_f(a, r.hi, a * r.lo); }
+
 /// amax / 6 correctly rounded: Markstein with RN(1/6) where the quotient is
 /// a normal float (amax ≥ 2^-120, tested exhaustively), IEEE division below.
 FP4MOE_HD float amax_over_6(float amax) {

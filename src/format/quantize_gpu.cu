@@ -10,7 +10,6 @@
 // uses the exact fast forms of fast_rules.hpp. Tests hold the two
 // bit-identical.
 #include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
 #include "common/cuda_check.hpp"
@@ -94,11 +93,6 @@ struct InputBlock {
   }
 };
 
-/// E4M3 code → float with the hardware converter (cvt.f16x2.e4m3x2).
-__device__ __forceinline__ float e4m3_to_float(std::uint8_t code) {
-  return __half2float(__half(__nv_cvt_fp8_to_halfraw(code, __NV_E4M3)));
-}
-
 /// The literal NVFP4 scale rule (block_rules.hpp) with the hardware
 /// RN-satfinite converter (cvt.rn.satfinite.e4m3x2.f32) in place of the
 /// software encoder and the division by 6 of fast_rules.hpp. Also says
@@ -132,12 +126,12 @@ __device__ __forceinline__ std::uint32_t encode_word(const Task& in, int first, 
 /// both encoders.
 template <bool kNvfp4, int kBlock, class Task>
 __device__ __forceinline__ void quantize_block(const Task& in, int first, std::uint8_t scale_code, float g, bool bounded,
-                                               std::uint32_t* words) {
+                                               const float2* reciprocals, std::uint32_t* words) {
   if constexpr (kNvfp4) {
-    const float sf = e4m3_to_float(scale_code);
-    const float rcp = __frcp_rn(sf);
-    // y = |x·g| / sf, correctly rounded.
-    auto quotient = [&](int i) { return div_rn_with_reciprocal(fabsf(in.element(i) * g), sf, rcp); };
+    // y = |x·g| / sf, correctly rounded, from sf's reciprocal pair (for the
+    // codes of a negative g, which the contract excludes, that of |sf|).
+    const float2 r = reciprocals[scale_code & 0x7f];
+    auto quotient = [&](int i) { return div_rn_by_pair(fabsf(in.element(i) * g), ReciprocalPair{r.x, r.y}); };
     if (bounded) {  // never a zeroed block: its scale is a normal number
 #pragma unroll
       for (int w = 0; w < kBlock / 8; ++w)
@@ -227,6 +221,18 @@ __global__ void __launch_bounds__(kThreads) quantize_kernel(
   data += group * per_group / 2;
   scales += group * scale_bytes_per_group;
 
+  // NVFP4: the reciprocal pair of every E4M3 scale magnitude, so a block
+  // reads its divisor with one shared-memory load.
+  __shared__ float2 reciprocals[kNvfp4 ? 128 : 1];
+  if constexpr (kNvfp4) {
+    static_assert(kThreads >= 128);
+    if (threadIdx.x < 128) {
+      const ReciprocalPair p = reciprocal_pair(decode_e4m3(static_cast<std::uint8_t>(threadIdx.x)));
+      reciprocals[threadIdx.x] = make_float2(p.hi, p.lo);
+    }
+    __syncthreads();
+  }
+
   float g = 1.0f;
   if constexpr (kNvfp4) {
     const float s = g_source[group];
@@ -264,7 +270,7 @@ __global__ void __launch_bounds__(kThreads) quantize_kernel(
     if constexpr (kNvfp4) bounded = __all_sync(__activemask(), bounded);
 #pragma unroll
     for (int k = 0; k < kPerTask; ++k)
-      quantize_block<kNvfp4, kBlock>(cur.in, k * kBlock, codes[k], g, bounded, words + k * (kBlock / 8));
+      quantize_block<kNvfp4, kBlock>(cur.in, k * kBlock, codes[k], g, bounded, reciprocals, words + k * (kBlock / 8));
     if constexpr (kPerTask * kBlock == 16) {
       reinterpret_cast<uint2*>(data)[blk] = make_uint2(words[0], words[1]);
     } else {

@@ -109,6 +109,31 @@ TEST(FastRules, SignComesFromTheInput) {
   EXPECT_EQ(with_sign_of(7, -1e30f), 15u);
 }
 
+TEST(FastRules, PairDivisionIsIeeeForEveryE4M3SignificandOverABinade) {
+  // Every dividend in [1, 2) against the eight E4M3 significands 1 + i/8;
+  // both sides scale exactly by powers of two (the GPU test covers every
+  // E4M3 divisor directly).
+  for (int i = 0; i < 8; ++i) {
+    const float d = 1.0f + float(i) / 8.0f;
+    const ReciprocalPair r = reciprocal_pair(d);
+    const std::uint32_t lo = float_to_bits(1.0f), hi = float_to_bits(2.0f);
+    std::atomic<std::int64_t> bad{0};
+    parallel_for(hi - lo, [&](std::int64_t j) {
+      const float a = bits_to_float(lo + static_cast<std::uint32_t>(j));
+      if (float_to_bits(div_rn_by_pair(a, r)) != float_to_bits(a / d)) ++bad;
+    }, 1 << 20);
+    EXPECT_EQ(bad.load(), 0) << "significand " << d;
+  }
+  // The low half matters: the product with RN(1/d) alone is often wrong.
+  std::int64_t wrong = 0;
+  const ReciprocalPair r{reciprocal_pair(1.125f).hi, 0.0f};
+  for (std::uint32_t u = float_to_bits(1.0f); u < float_to_bits(2.0f); u += 7) {
+    const float a = bits_to_float(u);
+    wrong += float_to_bits(div_rn_by_pair(a, r)) != float_to_bits(a / 1.125f);
+  }
+  EXPECT_GT(wrong, 1000);
+}
+
 TEST(FastRules, MarksteinDivisionMatchesIeeeOnASample) {
   // The exhaustive version of this runs on the GPU (fast_rules_gpu_test).
   for (unsigned code = 1; code < 0x7f; code += 3) {
