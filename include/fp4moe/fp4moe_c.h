@@ -42,7 +42,9 @@ typedef enum {
   FP4MOE_ERROR_INVALID_ARGUMENT = 1, /* fp4moe::InvalidArgument: nothing ran */
   FP4MOE_ERROR_CUDA = 2,             /* fp4moe::CudaError: a CUDA runtime call failed */
   FP4MOE_ERROR_OUT_OF_MEMORY = 3,    /* std::bad_alloc on the host */
-  FP4MOE_ERROR_INTERNAL = 4          /* any other exception */
+  FP4MOE_ERROR_LIBRARY = 4,          /* any other fp4moe::Error, e.g. a split-K workspace that
+                                        would have to grow during CUDA-graph capture */
+  FP4MOE_ERROR_INTERNAL = 5          /* any other exception */
 } fp4moe_status;
 
 /* Values of fp4moe::DType, Fp4Format and ScaleLayout (include/fp4moe/types.hpp). */

@@ -12,7 +12,7 @@ fp4moe.abi_version(), fp4moe.gemm_tactics()); the operations do.
 """
 
 from . import _capi
-from .errors import CudaError, Fp4moeError, InternalError, InvalidArgumentError, OutOfMemoryError
+from .errors import CudaError, Fp4moeError, InternalError, InvalidArgumentError, LibraryError, OutOfMemoryError
 from .formats import MXFP4, NVFP4, ROW_MAJOR, TILED_128X4
 from .tactics import GemmTactic, gemm_tactics
 
@@ -29,24 +29,26 @@ def abi_version() -> int:
     return int(_capi.lib.fp4moe_abi_version())
 
 
-_TORCH_API = {
-    "Fp4Tensor": "tensor",
-    "empty_fp4": "tensor",
-    "quantize_nvfp4": "quantize",
-    "quantize_mxfp4": "quantize",
-    "compute_amax": "quantize",
-    "dequantize": "quantize",
-    "nvfp4_global_encode_scale": "quantize",
-    "convert_scale_layout": "scale_layout",
-    "fp4_gemm_nt": "gemm",
-    "m_grouped_fp4_gemm_nt_contiguous": "gemm",
-    "m_grouped_fp4_gemm_nt_masked": "gemm",
-    "CONTIGUOUS_ALIGNMENT": "gemm",
-    "moe_dense_fc2": "moe",
-    "moe_dense_fc1_swiglu": "moe",
-    "moe_dense_fc1_swiglu_nvfp4": "moe",
-    "moe_routing_alpha": "moe",
-}
+# What needs PyTorch (imported below when it is there).
+_TORCH_API = (
+    "Fp4Tensor",
+    "empty_fp4",
+    "quantize_nvfp4",
+    "quantize_mxfp4",
+    "compute_amax",
+    "dequantize",
+    "nvfp4_global_encode_scale",
+    "convert_scale_layout",
+    "fp4_gemm_nt",
+    "m_grouped_fp4_gemm_nt_contiguous",
+    "m_grouped_fp4_gemm_nt_masked",
+    "CONTIGUOUS_ALIGNMENT",
+    "moe_dense_fc2",
+    "moe_dense_fc1_swiglu",
+    "moe_dense_fc1_swiglu_nvfp4",
+    "moe_routing_alpha",
+    "cpu",
+)
 
 try:
     import torch  # noqa: F401
@@ -63,14 +65,14 @@ else:
 
 
 def __getattr__(name):
-    if name in _TORCH_API or name == "cpu":
+    if name in _TORCH_API:
         raise ImportError(f"fp4moe.{name} needs PyTorch, which could not be imported: {_torch_error}")
     raise AttributeError(f"module 'fp4moe' has no attribute '{name}'")
 
 
 __all__ = [
-    "Fp4moeError", "InvalidArgumentError", "CudaError", "OutOfMemoryError", "InternalError",
-    "NVFP4", "MXFP4", "ROW_MAJOR", "TILED_128X4", "library_version", "abi_version", "cpu",
+    "Fp4moeError", "InvalidArgumentError", "CudaError", "LibraryError", "OutOfMemoryError", "InternalError",
+    "NVFP4", "MXFP4", "ROW_MAJOR", "TILED_128X4", "library_version", "abi_version",
     "GemmTactic", "gemm_tactics",
     *_TORCH_API,
 ]

@@ -9,13 +9,13 @@ import ctypes
 from ctypes import POINTER, c_char_p, c_float, c_int32, c_int64, c_void_p
 
 from . import _library
-from .errors import CudaError, Fp4moeError, InternalError, InvalidArgumentError, OutOfMemoryError
+from .errors import CudaError, Fp4moeError, InternalError, InvalidArgumentError, LibraryError, OutOfMemoryError
 
 #: The FP4MOE_C_ABI_VERSION this package was written for.
 ABI_VERSION = 1
 
 # fp4moe_status
-OK, ERROR_INVALID_ARGUMENT, ERROR_CUDA, ERROR_OUT_OF_MEMORY, ERROR_INTERNAL = range(5)
+OK, ERROR_INVALID_ARGUMENT, ERROR_CUDA, ERROR_OUT_OF_MEMORY, ERROR_LIBRARY, ERROR_INTERNAL = range(6)
 # fp4moe_dtype
 DTYPE_E2M1X2, DTYPE_E4M3, DTYPE_UE8M0, DTYPE_BF16, DTYPE_FP32, DTYPE_I32 = range(6)
 # fp4moe_format
@@ -119,6 +119,7 @@ if lib.fp4moe_abi_version() != ABI_VERSION:
 _ERRORS = {
     ERROR_INVALID_ARGUMENT: InvalidArgumentError,
     ERROR_OUT_OF_MEMORY: OutOfMemoryError,
+    ERROR_LIBRARY: LibraryError,
     ERROR_INTERNAL: InternalError,
 }
 

@@ -28,6 +28,11 @@ class OutOfMemoryError(Fp4moeError, MemoryError):
     """The library could not allocate host memory."""
 
 
+class LibraryError(Fp4moeError, RuntimeError):
+    """Any other error the library reports, e.g. a split-K call whose
+    workspace would have to grow during CUDA-graph capture."""
+
+
 class InternalError(Fp4moeError, RuntimeError):
     """Any other failure inside the library."""
 

@@ -33,6 +33,9 @@ fp4moe_status status_of_current_exception() noexcept {
   } catch (const CudaError& e) {
     set_last_error(e.what(), e.code());
     return FP4MOE_ERROR_CUDA;
+  } catch (const Error& e) {
+    set_last_error(e.what(), 0);
+    return FP4MOE_ERROR_LIBRARY;
   } catch (const std::bad_alloc& e) {
     set_last_error(e.what(), 0);
     return FP4MOE_ERROR_OUT_OF_MEMORY;

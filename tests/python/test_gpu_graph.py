@@ -39,9 +39,8 @@ def test_quantize_and_gemm_in_a_graph(rng):
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         step()  # warm-up outside the capture
-    torch.cuda.current_stream().wait_stream(side)
     graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
+    with torch.cuda.graph(graph, stream=side):
         step()
     for _ in range(3):
         x.copy_(torch.randn(m, k, generator=rng).bfloat16())
@@ -55,22 +54,39 @@ def test_quantize_and_gemm_in_a_graph(rng):
         ref.assert_close(out, ref.gemm_nt(ref.decode(xq)[0], ref.decode(w)[0]), torch.float32)
 
 
-def test_split_k_gemm_in_a_graph(rng):
+def split_k_case(rng):
     a = ref.to_device(ref.random_fp4((16, 2048), fp4moe.MXFP4, generator=rng), "cuda")
     b = ref.to_device(ref.random_fp4((256, 2048), fp4moe.MXFP4, generator=rng), "cuda")
     tactic = next((fp4moe.GemmTactic(t.swap_ab, t.block_n, t.block_k, t.stages, 4)
                    for t in fp4moe.gemm_tactics(fp4moe.MXFP4, "dense") if t.swap_ab), None)
     assert tactic is not None
-    out = torch.empty(16, 256, dtype=torch.float32, device="cuda")
-    fp4moe.fp4_gemm_nt(a, b, out=out, tactic=tactic)  # makes the stream's split-K workspace
-    eager = out.clone()
+    return a, b, tactic, torch.empty(16, 256, dtype=torch.float32, device="cuda")
+
+
+def test_split_k_gemm_in_a_graph(rng):
+    a, b, tactic, out = split_k_case(rng)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        fp4moe.fp4_gemm_nt(a, b, out=out, tactic=tactic)  # makes this stream's split-K workspace
+        eager = out.clone()
+        out.fill_(float("nan"))
     graph = torch.cuda.CUDAGraph()
-    out.fill_(float("nan"))
-    with torch.cuda.graph(graph):
+    with torch.cuda.graph(graph, stream=side):
         fp4moe.fp4_gemm_nt(a, b, out=out, tactic=tactic)
     graph.replay()
     torch.cuda.synchronize()
     assert torch.equal(out, eager), "split-K repeats are bit-identical"
+    ref.assert_close(out, ref.gemm_nt(ref.decode(a)[0], ref.decode(b)[0]), torch.float32)
+
+
+def test_split_k_capture_without_warm_up_is_refused(rng):
+    a, b, tactic, out = split_k_case(rng)
+    fresh = torch.cuda.Stream()
+    graph = torch.cuda.CUDAGraph()
+    with pytest.raises(fp4moe.LibraryError, match="run the same call once before capturing"):
+        with torch.cuda.graph(graph, stream=fresh):
+            fp4moe.fp4_gemm_nt(a, b, out=out, tactic=tactic)
 
 
 def test_no_call_synchronises(rng):
@@ -101,3 +117,47 @@ def test_no_call_synchronises(rng):
         fp4moe.moe_dense_fc1_swiglu(xq, w13)
         fp4moe.moe_dense_fc2(h, w2, alpha)
     torch.cuda.synchronize()
+
+
+def test_moe_layer_in_a_graph(rng):
+    tokens, experts, inter, k, n, top_k = 48, 8, 128, 512, 256, 2
+    x = torch.randn(tokens, k, generator=rng).bfloat16().cuda()
+    ids = torch.zeros(tokens, top_k, dtype=torch.int32, device="cuda")
+    weights = torch.zeros(tokens, top_k, device="cuda")
+    w13 = ref.to_device(ref.random_fp4((experts, 2 * inter, k), fp4moe.NVFP4, generator=rng), "cuda")
+    w2 = ref.to_device(ref.random_fp4((n, experts * inter), fp4moe.NVFP4, generator=rng), "cuda")
+    encode = torch.full((), 50.0, device="cuda")
+    xq = fp4moe.empty_fp4((tokens, k), fp4moe.NVFP4, device="cuda")
+    h = fp4moe.empty_fp4((tokens, experts * inter), fp4moe.NVFP4, device="cuda")
+    alpha = torch.empty(tokens, experts, device="cuda")
+    out = torch.empty(tokens, n, dtype=torch.bfloat16, device="cuda")
+
+    def layer():
+        fp4moe.quantize_nvfp4(x, out=xq)
+        fp4moe.moe_routing_alpha(ids, weights, out=alpha)
+        fp4moe.moe_dense_fc1_swiglu_nvfp4(xq, w13, encode, out=h)
+        fp4moe.moe_dense_fc2(h, w2, alpha, out=out)
+
+    def new_inputs():
+        x.copy_(torch.randn(tokens, k, generator=rng).bfloat16())
+        ids.copy_(torch.stack([torch.randperm(experts, generator=rng)[:top_k] for _ in range(tokens)]).int())
+        weights.copy_(torch.rand(tokens, top_k, generator=rng))
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    new_inputs()
+    with torch.cuda.stream(side):
+        layer()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=side):
+        layer()
+    for _ in range(2):
+        new_inputs()
+        out.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        replayed = out.clone()
+        layer()
+        torch.cuda.synchronize()
+        assert torch.equal(replayed, out)
+        assert not torch.isnan(out).any()
