@@ -25,11 +25,7 @@
 
 #include <stdint.h>
 
-#if defined(_WIN32)
-#define FP4MOE_C_API __declspec(dllexport)
-#else
 #define FP4MOE_C_API __attribute__((visibility("default")))
-#endif
 
 #ifdef __cplusplus
 extern "C" {

@@ -13,8 +13,8 @@ void set_last_error(const char* message, int cuda_code);
 
 /// Runs `body`; returns FP4MOE_OK, or the status of the exception it threw
 /// (InvalidArgument, CudaError, other fp4moe::Error, std::bad_alloc,
-/// anything else) with its
-/// message recorded. No exception leaves a C entry point.
+/// anything else) with its message recorded. No exception leaves a C entry
+/// point.
 template <class Body>
 fp4moe_status guarded(Body&& body) noexcept;
 

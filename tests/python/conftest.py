@@ -5,8 +5,12 @@ The tests import fp4moe from PYTHONPATH (python/ in the repository, with
 FP4MOE_LIBRARY naming a built libfp4moe_c.so) or from an installed package.
 """
 
+import warnings
+
 import pytest
 
+# torch without numpy says so on import; the tests do not use numpy.
+warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 try:
     import torch
 except ImportError:
