@@ -157,26 +157,38 @@ __device__ __forceinline__ void quantize_block(const Task& in, int first, std::u
 /// the tiled scale layout the 4 rows are 32 apart: rows r, r+32, r+64, r+96
 /// share each 16-byte chunk of a 128x4 tile, so the warp writes whole chunks
 /// instead of scattered bytes. For the row-major layout they are consecutive.
+///
+/// All index math is 32-bit: validation keeps rows·scale_cols below 2^31 per
+/// group, so a block index and a scale offset (padding included) fit, and
+/// byte addresses are formed once per task by a widening multiply.
 template <bool kTiled>
 struct TaskMap {
   std::uint32_t rows, scols, per_task;
+  std::uint32_t band_bytes;   // tiled: scale bytes of one 128-row band
   FastDivmod chunks;          // column chunks (8 tasks each) per row quad
   FastDivmod quads_per_band;  // tiled: row quads per 128-row band, min(32, rows)
 
-  /// Row and first block column of a task; false past the matrix.
-  __device__ bool locate(std::uint32_t task, std::uint32_t& row, std::uint32_t& col) const {
+  /// A task's first block (row·scols + col, row-major over the group) and
+  /// the byte offset of its first scale; false past the matrix.
+  __device__ bool locate(std::uint32_t task, std::uint32_t& block, std::uint32_t& scale_at) const {
     const std::uint32_t lane = task % 32;
-    std::uint32_t quad, chunk;
+    std::uint32_t quad, chunk, row;
     chunks.divmod(task / 32, quad, chunk);
+    const std::uint32_t col = (chunk * 8 + lane % 8) * per_task;
+    block = 0;
     if constexpr (kTiled) {
       std::uint32_t band, r;
       quads_per_band.divmod(quad, band, r);
       row = band * 128 + r + 32 * (lane / 8);
+      // tiled128x4_offset(row, col, scols) from the parts already at hand.
+      scale_at = band * band_bytes + (col / 4) * 512 + r * 16 + (lane / 8) * 4 + col % 4;
     } else {
       row = quad * 4 + lane / 8;
     }
-    col = (chunk * 8 + lane % 8) * per_task;
-    return row < rows && col < scols;
+    if (row >= rows || col >= scols) return false;
+    block = row * scols + col;
+    if constexpr (!kTiled) scale_at = block;
+    return true;
   }
 };
 
@@ -186,6 +198,7 @@ TaskMap<kTiled> make_task_map(std::int64_t rows, std::int64_t scols, int per_tas
   m.rows = static_cast<std::uint32_t>(rows);
   m.scols = static_cast<std::uint32_t>(scols);
   m.per_task = static_cast<std::uint32_t>(per_task);
+  m.band_bytes = static_cast<std::uint32_t>(round_up(scols, 4) * 128);
   const std::int64_t n_chunks = ceil_div(ceil_div(scols, per_task), 8);
   m.chunks = FastDivmod(static_cast<std::uint32_t>(n_chunks));
   std::int64_t quads;
@@ -244,18 +257,17 @@ __global__ void __launch_bounds__(kThreads) quantize_kernel(
 
   struct Step {
     Task in;
-    std::uint32_t row, col;
+    std::uint32_t block, scale_at;
     bool valid;
   };
   auto fetch = [&](std::uint32_t t, Step& st) {
-    st.valid = t < n_tasks && map.locate(t, st.row, st.col);
+    st.valid = t < n_tasks && map.locate(t, st.block, st.scale_at);
     // scols is a multiple of kPerTask whenever kPerTask > 1 (K % 32 == 0).
-    if (st.valid) st.in.load(src + (std::int64_t(st.row) * map.scols + st.col) * kBlock);
+    if (st.valid) st.in.load(src + std::uint64_t(st.block) * kBlock);
   };
 
   auto process = [&](const Step& cur) {
     if (!cur.valid) return;
-    const std::int64_t blk = std::int64_t(cur.row) * map.scols + cur.col;
     std::uint32_t words[kPerTask * kBlock / 8];
     std::uint8_t codes[kPerTask];
     bool bounded = true;
@@ -271,21 +283,21 @@ __global__ void __launch_bounds__(kThreads) quantize_kernel(
 #pragma unroll
     for (int k = 0; k < kPerTask; ++k)
       quantize_block<kNvfp4, kBlock>(cur.in, k * kBlock, codes[k], g, bounded, reciprocals, words + k * (kBlock / 8));
+    std::uint8_t* out_bytes = data + std::uint64_t(cur.block) * (kBlock / 2);
     if constexpr (kPerTask * kBlock == 16) {
-      reinterpret_cast<uint2*>(data)[blk] = make_uint2(words[0], words[1]);
+      *reinterpret_cast<uint2*>(out_bytes) = make_uint2(words[0], words[1]);
     } else {
-      uint4* out = reinterpret_cast<uint4*>(data + blk * (kBlock / 2));
+      uint4* out = reinterpret_cast<uint4*>(out_bytes);
 #pragma unroll
       for (int w = 0; w < kPerTask * kBlock / 8; w += 4) out[w / 4] = make_uint4(words[w], words[w + 1], words[w + 2], words[w + 3]);
     }
-    const std::int64_t scale_at = kTiled ? tiled128x4_offset(cur.row, cur.col, map.scols) : blk;
     if constexpr (kPerTask == 2) {
       // col is even, so the two codes are adjacent in both layouts (same
       // 4-column group of a 128x4 tile): one 2-byte store.
-      *reinterpret_cast<std::uint16_t*>(scales + scale_at) = std::uint16_t(codes[0] | (codes[1] << 8));
+      *reinterpret_cast<std::uint16_t*>(scales + cur.scale_at) = std::uint16_t(codes[0] | (codes[1] << 8));
     } else {
       static_assert(kPerTask == 1);
-      scales[scale_at] = codes[0];
+      scales[cur.scale_at] = codes[0];
     }
   };
 
