@@ -255,39 +255,55 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   const std::uint32_t conv_base = ptx::smem_addr(smem + Cfg::kOffConv);
   const std::uint32_t xconv_base = ptx::smem_addr(smem + Cfg::kOffXConv);
 
-  // Dequantises `rows` rows × 2 chunks (32 k each) of an FP4 tile in stage
-  // memory into a BF16 buffer; items are split over `threads` threads from
-  // `tid`. A small tile is cut into single 16-byte pieces so every thread has
-  // work.
-  auto dequantise = [&](std::uint32_t fp4_base, const std::uint8_t* scales, int scale_row0, int rows, int row0,
-                        std::uint32_t bf16_base, int tid, int threads, int sub, int k_stage) {
-    const int kSplit = 2 * rows >= threads ? 1 : (8 * rows <= threads ? 4 : threads / (2 * rows));
-    const int kPieces = 4 / kSplit;
-    for (int item = tid; item < 2 * rows * kSplit; item += threads) {
-      const int part = item % kSplit, rc = item / kSplit;
-      const int n = row0 + rc % rows, cc = rc / rows;
-      const int chunk = 2 * sub + cc;
-      const uint4 raw = ptx::lds128(fp4_base + swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(n, chunk));
-      const NibbleSplit w[4] = {split_nibbles(raw.x), split_nibbles(raw.y), split_nibbles(raw.z), split_nibbles(raw.w)};
-      const int band = (scale_row0 + n) / 128, r = (scale_row0 + n) % 128;
-      const std::uint8_t* sc = scales + band * 512 * Cfg::kChunksPerStage;
-      PairScale s0{0u, 0u}, s1{0u, 0u};
-      if (k_stage + 32 * chunk < p.k) {
-        const int col0 = kNv ? 2 * chunk : chunk;
-        const std::uint8_t c0 = sc[(col0 / 4) * 512 + scale_in_chunk(r, col0 % 4)];
-        s0 = kNv ? nvfp4_pair_scale(c0) : mxfp4_pair_scale(c0);
-        if constexpr (kNv) {
-          const std::uint8_t c1 = sc[((col0 + 1) / 4) * 512 + scale_in_chunk(r, (col0 + 1) % 4)];
-          s1 = nvfp4_pair_scale(c1);
-        } else {
-          s1 = s0;
-        }
-      }
-      for (int pq = 0; pq < kPieces; ++pq) {
-        const int q = part * kPieces + pq;
-        const std::uint32_t lc = (4 * cc + q) ^ (n % 8);  // 128B swizzle of the BF16 row
-        ptx::sts128(bf16_base + n * 128 + lc * 16, logical_piece<kNv>(w, q, s0, s1));
-      }
+  // Dequantisation of `rows` rows × 2 chunks (32 k each) of an FP4 tile in
+  // stage memory into a BF16 buffer, split over `threads` threads. A small
+  // tile is cut into single 16-byte pieces (split_of) so every thread has
+  // work. In two phases: an item's FP4 chunk and scale bytes are read
+  // (load_item), later converted and stored (store_item), so a thread can
+  // have several items' shared-memory loads in flight together instead of
+  // one round trip per item (lds128/sts128 are ordered asm statements).
+  struct Item {
+    uint4 raw;
+    std::uint32_t codes;  // scale bytes of the chunk's two 16-blocks (NVFP4) or its 32-block (MXFP4)
+    std::int32_t rc;      // -1: no item
+  };
+  constexpr auto split_of = [](int rows, int threads) {
+    return 2 * rows >= threads ? 1 : (8 * rows <= threads ? 4 : threads / (2 * rows));
+  };
+  constexpr auto items_of = [](int rows, int threads, int split) { return (2 * rows * split + threads - 1) / threads; };
+  auto load_item = [&](std::uint32_t fp4_base, const std::uint8_t* scales, int scale_row0, int rows, int row0, int split,
+                       int item, int sub, int k_stage) {
+    Item it{make_uint4(0, 0, 0, 0), 0u, -1};
+    if (item >= 2 * rows * split) return it;
+    it.rc = item / split;
+    const int n = row0 + it.rc % rows, cc = it.rc / rows, chunk = 2 * sub + cc;
+    it.raw = ptx::lds128(fp4_base + swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(n, chunk));
+    const int band = (scale_row0 + n) / 128, r = (scale_row0 + n) % 128;
+    const std::uint8_t* sc = scales + band * 512 * Cfg::kChunksPerStage;
+    if (k_stage + 32 * chunk < p.k) {
+      const int col0 = kNv ? 2 * chunk : chunk;
+      it.codes = sc[(col0 / 4) * 512 + scale_in_chunk(r, col0 % 4)];
+      if constexpr (kNv) it.codes |= std::uint32_t(sc[((col0 + 1) / 4) * 512 + scale_in_chunk(r, (col0 + 1) % 4)]) << 8;
+    } else {
+      it.codes = 0xffffffffu;  // past K: zero scales
+    }
+    return it;
+  };
+  auto store_item = [&](const Item& it, int rows, int row0, int split, int item, std::uint32_t bf16_base) {
+    if (it.rc < 0) return;
+    const int part = item % split, n = row0 + it.rc % rows, cc = it.rc / rows;
+    const int pieces = 4 / split;
+    const NibbleSplit w[4] = {split_nibbles(it.raw.x), split_nibbles(it.raw.y), split_nibbles(it.raw.z),
+                              split_nibbles(it.raw.w)};
+    PairScale s0{0u, 0u}, s1{0u, 0u};
+    if (it.codes != 0xffffffffu) {
+      s0 = kNv ? nvfp4_pair_scale(std::uint8_t(it.codes)) : mxfp4_pair_scale(std::uint8_t(it.codes));
+      s1 = kNv ? nvfp4_pair_scale(std::uint8_t(it.codes >> 8)) : s0;
+    }
+    for (int pq = 0; pq < pieces; ++pq) {
+      const int q = part * pieces + pq;
+      const std::uint32_t lc = (4 * cc + q) ^ (n % 8);  // 128B swizzle of the BF16 row
+      ptx::sts128(bf16_base + n * 128 + lc * 16, logical_piece<kNv>(w, q, s0, s1));
     }
   };
 
@@ -328,10 +344,31 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       ptx::named_barrier(bar_free, kYThreads);
       const std::uint32_t ybuf = conv_base + ((Cfg::kPrivateY ? 2 * wg : 0) + buf) * Cfg::kYConvBytes;
       const std::uint32_t xbuf = xconv_base + buf * Cfg::kXConvBytes;
-      // X: this warpgroup's 64 rows (only it reads them).
-      dequantise(x_base, st + Cfg::kOffXScale, xs_row0, 64, 64 * wg, xbuf, ctid % 128, 128, sub, k_stage);
-      // Y: the whole tile, split over the threads that share it.
-      dequantise(y_base, st + Cfg::kOffYScale, ys_row0, BN, 0, ybuf, y_tid, kYThreads, sub, k_stage);
+      // X: this warpgroup's 64 rows (only it reads them); Y: the whole tile,
+      // split over the threads that share it.
+      constexpr int kXSplit = split_of(64, 128), kXItems = items_of(64, 128, kXSplit);
+      constexpr int kYSplit = split_of(BN, kYThreads), kYItems = items_of(BN, kYThreads, kYSplit);
+      // All loads first where registers allow; the two-CTA decode tiles and
+      // MoE-dense (a second accumulator) spill with it, and convert X before
+      // loading Y.
+      constexpr bool kLoadsFirst = !Cfg::kMoe && Cfg::kCtasPerSm == 1;
+      Item xi[kXItems], yi[kYItems];
+#pragma unroll
+      for (int u = 0; u < kXItems; ++u)
+        xi[u] = load_item(x_base, st + Cfg::kOffXScale, xs_row0, 64, 64 * wg, kXSplit, ctid % 128 + 128 * u, sub, k_stage);
+      if constexpr (!kLoadsFirst) {
+#pragma unroll
+        for (int u = 0; u < kXItems; ++u) store_item(xi[u], 64, 64 * wg, kXSplit, ctid % 128 + 128 * u, xbuf);
+      }
+#pragma unroll
+      for (int u = 0; u < kYItems; ++u)
+        yi[u] = load_item(y_base, st + Cfg::kOffYScale, ys_row0, BN, 0, kYSplit, y_tid + kYThreads * u, sub, k_stage);
+      if constexpr (kLoadsFirst) {
+#pragma unroll
+        for (int u = 0; u < kXItems; ++u) store_item(xi[u], 64, 64 * wg, kXSplit, ctid % 128 + 128 * u, xbuf);
+      }
+#pragma unroll
+      for (int u = 0; u < kYItems; ++u) store_item(yi[u], BN, 0, kYSplit, y_tid + kYThreads * u, ybuf);
       if constexpr (Cfg::kMoe) {
         if (sub == BK / 64 - 1) {
           // The previous expert was folded at sub-step 0 (BK ≥ 128), so its
