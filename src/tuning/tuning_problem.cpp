@@ -158,6 +158,11 @@ TuningProblem::TuningProblem(const TuneShape& shape, std::uint64_t seed, cudaStr
   FP4MOE_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
+std::size_t TuningProblem::output_bytes() const {
+  if (shape_.out == GemmOutput::kNVFP4) return static_cast<std::size_t>(fp4_out_.t.data_bytes());
+  return static_cast<std::size_t>(d_view_.groups * d_view_.rows * d_view_.cols * dtype_size(d_view_.dtype));
+}
+
 void TuningProblem::run(const GemmOptions& options, cudaStream_t stream) const {
   switch (shape_.op) {
     case GemmOp::kDense: fp4_gemm_nt(a_.t, b_.t, d_view_, stream, options); break;

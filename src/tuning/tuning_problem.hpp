@@ -40,6 +40,10 @@ class TuningProblem {
   void run(const GemmOptions& options, cudaStream_t stream) const;
 
   const TuneShape& shape() const { return shape_; }
+  /// The output the operation writes (FC1 with NVFP4 output: its packed
+  /// data), and its size: for comparing runs.
+  const void* output() const { return shape_.out == GemmOutput::kNVFP4 ? fp4_out_.t.data : d_view_.data; }
+  std::size_t output_bytes() const;
 
  private:
   struct Operand {
