@@ -33,8 +33,10 @@ float nvfp4_global_encode_scale(float amax);
 
 /// Quantize src (BF16 or FP32, [groups·rows, K] with K = dst.cols) into dst.
 /// NVFP4: `encode_scale` is a device pointer to g; null means "compute g from
-/// amax(src) first" (one more read of src). dst.global_scale (device, required)
-/// receives 1/g. MXFP4: encode_scale and dst.global_scale must be null.
+/// amax(src) first" (one more read of src). A given g must be positive and
+/// finite (it lives on the device, so it is not checked; other values give
+/// unspecified codes). dst.global_scale (device, required) receives 1/g.
+/// MXFP4: encode_scale and dst.global_scale must be null.
 void quantize(const MatrixView& src, const Fp4Tensor& dst, cudaStream_t stream,
               const float* encode_scale = nullptr);
 void quantize_nvfp4(const MatrixView& src, const Fp4Tensor& dst, cudaStream_t stream,

@@ -57,6 +57,48 @@ FP4MOE_HD std::uint32_t e2m1_magnitude_code_bits(float y) {
 
 FP4MOE_HD unsigned e2m1_magnitude_code(float y) { return e2m1_magnitude_code_bits(y) & 7u; }
 
+/// e2m1_magnitude_code_bits without the clamp before the third line: equal to
+/// it for 0 ≤ y < 7 (the third line first reaches 8 at y = 7), one
+/// instruction fewer. The NVFP4 quantizer uses it for blocks whose scale
+/// bounds every quotient below 7 (nvfp4_scale_bounds_quotient).
+FP4MOE_HD std::uint32_t e2m1_magnitude_code_bits_below_7(float y) {
+  const std::uint32_t a = float_to_bits(fma_f(y, 2.0f, kRound));
+  const std::uint32_t b = float_to_bits(y + (kRound + 2.0f));
+  const std::uint32_t c = float_to_bits(fma_f(y, 0.5f, kRound + 4.0f));
+  const std::uint32_t m = a < b ? a : b;
+  return m < c ? m : c;
+}
+
+/// Whether an NVFP4 block gets every quotient y = RN(RN(|x|·g) / s) below 7,
+/// so the clamp-free encoder above applies. `u` is the value the scale code
+/// was rounded from, u = RN(RN(amax/6)·g). True when the code is a normal,
+/// positive E4M3 value (0x08..0x7E) and u < 512: then either s = RN(u), with
+/// u ≤ s·(1 + 2^-4), or s = 448 saturated from u < 512, u/s < 8/7; with
+/// |x| ≤ amax that gives y ≤ 6·(8/7)·(1 + 2^-20) < 6.9. Subnormal scales
+/// (relative rounding error up to 1/2), u ≥ 512, NaN and the negative codes
+/// of a negative g take the clamped encoder. Checked by a sweep in
+/// fast_rules_test.
+FP4MOE_HD bool nvfp4_scale_bounds_quotient(std::uint8_t code, float u) {
+  return code >= 0x08u && code <= 0x7Eu && u < 512.0f;
+}
+
+/// The bit pattern of kRound: every e2m1_magnitude_code_bits result is
+/// kRoundBits + code, code in 0..7.
+constexpr std::uint32_t kRoundBits = 0x4B400000u;
+
+/// Eight results of e2m1_magnitude_code_bits → their codes packed in nibbles
+/// (element i in bits 4i..4i+2, bit 4i+3 clear for the sign). Each pattern is
+/// kRoundBits + code, so Σ m_i·16^i = Σ code_i·16^i + kRoundBits·0x11111111
+/// (mod 2^32): seven multiply-adds on the raw patterns and one subtraction,
+/// with no masking of the exponent bits. Accumulated from element 0 up, so
+/// each pattern is consumed as soon as it is made (fewer live registers).
+constexpr std::uint32_t kPackedRoundBias = kRoundBits * 0x11111111u;
+FP4MOE_HD std::uint32_t pack8_magnitude_codes(const std::uint32_t* m) {
+  std::uint32_t w = m[0] - kPackedRoundBias;
+  for (int i = 1; i < 8; ++i) w += m[i] << (4 * i);
+  return w;
+}
+
 /// The E2M1 code (sign included) of a value whose magnitude code is the low
 /// three bits of `mag_bits` and whose sign is the sign of x. bits(x) >> 28 is
 /// at most 15 with the sign in bit 3, so (m & 7) | (s & ~7) is one 3-input
@@ -80,6 +122,28 @@ FP4MOE_HD float div_rn_with_reciprocal(float a, float d, float rcp) {
   const float r = fma_f(-q0, d, a);
   return fma_f(r, rcp, q0);
 }
+
+/// 1/d as an unevaluated sum hi + lo: hi = RN(1/d) and lo = RN(1/d − hi),
+/// where 1/d − hi = (1 − hi·d)/d and the residual 1 − hi·d is exact through
+/// the FMA.
+struct ReciprocalPair {
+  float hi, lo;
+};
+
+FP4MOE_HD ReciprocalPair reciprocal_pair(float d) {
+  const float hi = 1.0f / d;
+  return {hi, fma_f(-hi, d, 1.0f) / d};
+}
+
+/// a / d correctly rounded in two instructions, RN(a·hi + RN(a·lo)), given
+/// d's reciprocal pair: the method of Brisebarre, Muller and Raina for a
+/// divisor known in advance. It is not correctly rounded for every divisor,
+/// but it is for the eight significands E4M3 has (1 + i/8): checked over
+/// every dividend of a binade in fast_rules_test and, on the GPU, over every
+/// dividend whose quotient lies in [2^-3, 2^4] for every E4M3 divisor. Both
+/// sides scale exactly by powers of two, so one binade covers all while
+/// a·lo stays a normal float (it does wherever E2M1 codes change).
+FP4MOE_HD float div_rn_by_pair(float a, ReciprocalPair r) { return fma_f(a, r.hi, a * r.lo); }
 
 /// amax / 6 correctly rounded: Markstein with RN(1/6) where the quotient is
 /// a normal float (amax ≥ 2^-120, tested exhaustively), IEEE division below.

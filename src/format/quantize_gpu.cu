@@ -10,7 +10,6 @@
 // uses the exact fast forms of fast_rules.hpp. Tests hold the two
 // bit-identical.
 #include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
 #include "common/cuda_check.hpp"
@@ -19,6 +18,7 @@
 #include "format/block_rules.hpp"
 #include "format/fast_rules.hpp"
 #include "format/format_ops.hpp"
+#include "kernels/sm90/ptx/bit_ops.cuh"
 
 namespace fp4moe::detail {
 namespace {
@@ -55,6 +55,31 @@ struct InputBlock {
     if constexpr (sizeof(In) == 2) m = max(m << 16, m & 0xffff0000u);
     return m;
   }
+  /// The sign bits of elements [first, first + 8) (first a multiple of 8) at
+  /// the sign positions of a packed E2M1 word: bit 4i + 3 for element
+  /// first + i. Byte permutes gather the input bytes that hold the signs:
+  /// A (sign-replicated, bit 3 set) for the even elements, B (raw, bit 7)
+  /// for the odd ones; 4 to 6 PRMTs per 8 elements instead of a shift and a
+  /// mask per element.
+  __device__ std::uint32_t sign_nibbles8(int first) const {
+    std::uint32_t a, b;
+    if constexpr (sizeof(In) == 2) {
+      const uint4& r = raw[first / 8];
+      // The high byte of each BF16 holds its sign: byte 1 (even element) and
+      // byte 3 (odd element) of every word. Low half: even elements
+      // sign-replicated; high half: odd elements raw.
+      const std::uint32_t lo = ptx::prmt(r.x, r.y, 0x73D9), hi = ptx::prmt(r.z, r.w, 0x73D9);
+      a = ptx::prmt(lo, hi, 0x5410);
+      b = ptx::prmt(lo, hi, 0x7632);
+    } else {
+      const uint4& p = raw[first / 4];
+      const uint4& q = raw[first / 4 + 1];
+      // One FP32 per word, sign in byte 3.
+      a = ptx::prmt(ptx::prmt(p.x, p.z, 0x00FB), ptx::prmt(q.x, q.z, 0xFB00), 0x7610);
+      b = ptx::prmt(ptx::prmt(p.y, p.w, 0x0073), ptx::prmt(q.y, q.w, 0x7300), 0x7610);
+    }
+    return (a & 0x08080808u) | (b & 0x80808080u);
+  }
   /// Element i as a float (exact).
   __device__ float element(int i) const {
     const uint4& r = raw[i / kPerVec];
@@ -68,58 +93,62 @@ struct InputBlock {
   }
 };
 
-/// E4M3 code → float with the hardware converter (cvt.f16x2.e4m3x2).
-__device__ __forceinline__ float e4m3_to_float(std::uint8_t code) {
-  return __half2float(__half(__nv_cvt_fp8_to_halfraw(code, __NV_E4M3)));
-}
-
 /// The literal NVFP4 scale rule (block_rules.hpp) with the hardware
 /// RN-satfinite converter (cvt.rn.satfinite.e4m3x2.f32) in place of the
-/// software encoder and the division by 6 of fast_rules.hpp.
-__device__ __forceinline__ std::uint8_t nvfp4_scale_code_fast(std::uint32_t amax_bits, float g) {
-  if (amax_bits >= kNonFiniteBits) return kE4M3NaN;
-  return __nv_cvt_float_to_fp8(amax_over_6(__uint_as_float(amax_bits)) * g, __NV_SATFINITE, __NV_E4M3);
+/// software encoder and the division by 6 of fast_rules.hpp. Also says
+/// whether the block's quotients are bounded below 7
+/// (nvfp4_scale_bounds_quotient).
+__device__ __forceinline__ std::uint8_t nvfp4_scale_code_fast(std::uint32_t amax_bits, float g, bool& bounded) {
+  const float u = amax_over_6(__uint_as_float(amax_bits)) * g;
+  const std::uint8_t code =
+      amax_bits >= kNonFiniteBits ? kE4M3NaN : std::uint8_t(__nv_cvt_float_to_fp8(u, __NV_SATFINITE, __NV_E4M3));
+  bounded = nvfp4_scale_bounds_quotient(code, u);
+  return code;
 }
 
-/// Packs 8 clean 4-bit codes (element 2i in the low nibble) into a word:
-/// pairs into bytes, bytes into the word, as multiply-adds.
-__device__ __forceinline__ std::uint32_t pack8(const unsigned* q) {
-  std::uint32_t word = 0;
+/// Eight codes packed in a word: element first + i in nibble i. `magnitude`
+/// gives the fast encoder's pattern (kRoundBits + code) of one element; the
+/// patterns are summed as they are made (the sum of pack8_magnitude_codes,
+/// one element at a time so few stay live) and the signs are OR-ed in from the input
+/// bytes (the sign of x·g/s is x's: g and s are positive under the
+/// quantizer's contract).
+template <class Task, class Magnitude>
+__device__ __forceinline__ std::uint32_t encode_word(const Task& in, int first, Magnitude magnitude) {
+  std::uint32_t w = magnitude(first) - kPackedRoundBias;
 #pragma unroll
-  for (int j = 3; j >= 0; --j) word = word * 256u + (q[2 * j + 1] * 16u + q[2 * j]);
-  return word;
+  for (int i = 1; i < 8; ++i) w += magnitude(first + i) << (4 * i);
+  return w | in.sign_nibbles8(first);
 }
 
-/// Codes of one block, packed 8 per word (kBlock / 8 words).
+/// Codes of one block, packed 8 per word (kBlock / 8 words). `bounded`
+/// (NVFP4): every quotient of the block is below 7, so the clamp-free
+/// encoder applies; the caller makes it warp-uniform, so a warp never runs
+/// both encoders.
 template <bool kNvfp4, int kBlock, class Task>
-__device__ __forceinline__ void quantize_block(const Task& in, int first, std::uint8_t scale_code, float g,
-                                               std::uint32_t* words) {
-  unsigned q[kBlock];
-  bool zeroed;
+__device__ __forceinline__ void quantize_block(const Task& in, int first, std::uint8_t scale_code, float g, bool bounded,
+                                               const float2* reciprocals, std::uint32_t* words) {
   if constexpr (kNvfp4) {
-    const float sf = e4m3_to_float(scale_code);
-    const float rcp = __frcp_rn(sf);
+    // y = |x·g| / sf, correctly rounded, from sf's reciprocal pair (for the
+    // codes of a negative g, which the contract excludes, that of |sf|).
+    const float2 r = reciprocals[scale_code & 0x7f];
+    auto quotient = [&](int i) { return div_rn_by_pair(fabsf(in.element(i) * g), ReciprocalPair{r.x, r.y}); };
+    if (bounded) {  // never a zeroed block: its scale is a normal number
 #pragma unroll
-    for (int i = 0; i < kBlock; ++i) {
-      // |x·g| / sf, correctly rounded. The sign is read off t = x·g (same as
-      // x's, as g > 0), not off x: the compiler cannot then rebuild it from
-      // the packed input word with an extra mask.
-      const float t = in.element(first + i) * g;
-      const float y = div_rn_with_reciprocal(fabsf(t), sf, rcp);
-      q[i] = with_sign_of(e2m1_magnitude_code_bits(y), t);
+      for (int w = 0; w < kBlock / 8; ++w)
+        words[w] = encode_word(in, first + 8 * w, [&](int i) { return e2m1_magnitude_code_bits_below_7(quotient(i)); });
+    } else {
+      const bool zeroed = nvfp4_block_is_zeroed(scale_code);
+#pragma unroll
+      for (int w = 0; w < kBlock / 8; ++w)
+        words[w] = zeroed ? 0u : encode_word(in, first + 8 * w, [&](int i) { return e2m1_magnitude_code_bits(quotient(i)); });
     }
-    zeroed = nvfp4_block_is_zeroed(scale_code);
   } else {
     const float inv = mxfp4_inverse_scale(scale_code);
+    const bool zeroed = scale_code == kUE8M0NaN;
 #pragma unroll
-    for (int i = 0; i < kBlock; ++i) {
-      const float x = in.element(first + i);
-      q[i] = with_sign_of(e2m1_magnitude_code_bits(fabsf(x) * inv), x);
-    }
-    zeroed = scale_code == kUE8M0NaN;
+    for (int w = 0; w < kBlock / 8; ++w)
+      words[w] = zeroed ? 0u : encode_word(in, first + 8 * w, [&](int i) { return e2m1_magnitude_code_bits(fabsf(in.element(i)) * inv); });
   }
-#pragma unroll
-  for (int w = 0; w < kBlock / 8; ++w) words[w] = zeroed ? 0u : pack8(q + 8 * w);
 }
 
 /// Which blocks a thread works on. A task is kPerTask consecutive blocks of
@@ -192,6 +221,18 @@ __global__ void __launch_bounds__(kThreads) quantize_kernel(
   data += group * per_group / 2;
   scales += group * scale_bytes_per_group;
 
+  // NVFP4: the reciprocal pair of every E4M3 scale magnitude, so a block
+  // reads its divisor with one shared-memory load.
+  __shared__ float2 reciprocals[kNvfp4 ? 128 : 1];
+  if constexpr (kNvfp4) {
+    static_assert(kThreads >= 128);
+    if (threadIdx.x < 128) {
+      const ReciprocalPair p = reciprocal_pair(decode_e4m3(static_cast<std::uint8_t>(threadIdx.x)));
+      reciprocals[threadIdx.x] = make_float2(p.hi, p.lo);
+    }
+    __syncthreads();
+  }
+
   float g = 1.0f;
   if constexpr (kNvfp4) {
     const float s = g_source[group];
@@ -217,12 +258,19 @@ __global__ void __launch_bounds__(kThreads) quantize_kernel(
     const std::int64_t blk = std::int64_t(cur.row) * map.scols + cur.col;
     std::uint32_t words[kPerTask * kBlock / 8];
     std::uint8_t codes[kPerTask];
+    bool bounded = true;
 #pragma unroll
     for (int k = 0; k < kPerTask; ++k) {
       const std::uint32_t amax = cur.in.amax_bits(k * kBlock, kBlock);
-      codes[k] = kNvfp4 ? nvfp4_scale_code_fast(amax, g) : mxfp4_scale_code(amax);
-      quantize_block<kNvfp4, kBlock>(cur.in, k * kBlock, codes[k], g, words + k * (kBlock / 8));
+      bool b = false;
+      codes[k] = kNvfp4 ? nvfp4_scale_code_fast(amax, g, b) : mxfp4_scale_code(amax);
+      bounded = bounded && b;
     }
+    // The clamp-free NVFP4 encoder only where the whole warp can use it.
+    if constexpr (kNvfp4) bounded = __all_sync(__activemask(), bounded);
+#pragma unroll
+    for (int k = 0; k < kPerTask; ++k)
+      quantize_block<kNvfp4, kBlock>(cur.in, k * kBlock, codes[k], g, bounded, reciprocals, words + k * (kBlock / 8));
     if constexpr (kPerTask * kBlock == 16) {
       reinterpret_cast<uint2*>(data)[blk] = make_uint2(words[0], words[1]);
     } else {
@@ -230,9 +278,15 @@ __global__ void __launch_bounds__(kThreads) quantize_kernel(
 #pragma unroll
       for (int w = 0; w < kPerTask * kBlock / 8; w += 4) out[w / 4] = make_uint4(words[w], words[w + 1], words[w + 2], words[w + 3]);
     }
-#pragma unroll
-    for (int k = 0; k < kPerTask; ++k)
-      scales[kTiled ? tiled128x4_offset(cur.row, cur.col + k, map.scols) : blk + k] = codes[k];
+    const std::int64_t scale_at = kTiled ? tiled128x4_offset(cur.row, cur.col, map.scols) : blk;
+    if constexpr (kPerTask == 2) {
+      // col is even, so the two codes are adjacent in both layouts (same
+      // 4-column group of a 128x4 tile): one 2-byte store.
+      *reinterpret_cast<std::uint16_t*>(scales + scale_at) = std::uint16_t(codes[0] | (codes[1] << 8));
+    } else {
+      static_assert(kPerTask == 1);
+      scales[scale_at] = codes[0];
+    }
   };
 
   // Two task buffers in turn: the next task's loads are in flight while this

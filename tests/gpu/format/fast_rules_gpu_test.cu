@@ -1,7 +1,8 @@
-// Exhaustive device check of the division the GPU quantizer uses: for every
+// Exhaustive device checks of the divisions the GPU quantizer uses: for every
 // positive finite E4M3 divisor and every float dividend whose quotient lies in
-// [2^-3, 2^4] (where E2M1 codes change), the Markstein quotient equals the
-// IEEE-rounded one. Also the e2m1 fast code over all non-negative floats.
+// [2^-3, 2^4] (where E2M1 codes change), the reciprocal-pair quotient equals
+// the IEEE-rounded one; amax/6 (Markstein) for every float; the e2m1 fast
+// code over all non-negative floats.
 #include <gtest/gtest.h>
 
 #include "format/block_rules.hpp"
@@ -11,14 +12,15 @@
 namespace fp4moe::detail {
 namespace {
 
-__global__ void markstein_kernel(unsigned long long* mismatches) {
+__global__ void pair_division_kernel(unsigned long long* mismatches) {
   const std::uint8_t code = static_cast<std::uint8_t>(blockIdx.y + 1);  // 1..126
-  const float d = decode_e4m3(code), rcp = __frcp_rn(d);
+  const float d = decode_e4m3(code);
+  const ReciprocalPair r = reciprocal_pair(d);
   const std::uint32_t lo = __float_as_uint(d * 0.125f), hi = __float_as_uint(d * 16.0f);
   unsigned long long bad = 0;
   for (std::uint32_t u = lo + blockIdx.x * blockDim.x + threadIdx.x; u <= hi; u += gridDim.x * blockDim.x) {
     const float a = __uint_as_float(u);
-    bad += __float_as_uint(div_rn_with_reciprocal(a, d, rcp)) != __float_as_uint(__fdiv_rn(a, d));
+    bad += __float_as_uint(div_rn_by_pair(a, r)) != __float_as_uint(__fdiv_rn(a, d));
   }
   if (bad) atomicAdd(mismatches, bad);
 }
@@ -50,11 +52,11 @@ TEST(FastRulesGpu, AmaxOverSixIsIeeeForEveryNonNegativeFloat) {
   EXPECT_EQ(bad.download()[0], 0ull);
 }
 
-TEST(FastRulesGpu, MarksteinQuotientIsIeeeForEveryE4M3Divisor) {
+TEST(FastRulesGpu, PairQuotientIsIeeeForEveryE4M3Divisor) {
   FP4MOE_REQUIRE_GPU();
   test::DeviceBuffer<unsigned long long> bad(1);
   bad.fill_bytes(0);
-  markstein_kernel<<<dim3(264, 126), 256>>>(bad.get());
+  pair_division_kernel<<<dim3(264, 126), 256>>>(bad.get());
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   EXPECT_EQ(bad.download()[0], 0ull);
 }

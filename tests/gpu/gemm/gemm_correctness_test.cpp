@@ -84,17 +84,32 @@ INSTANTIATE_TEST_SUITE_P(All, GemmAllTactics,
                                             ::testing::Values(GemmLayout::kDense, GemmLayout::kContiguous, GemmLayout::kMasked)),
                          case_name);
 
-TEST(GemmLargeM, DenseM4099MatchesReference) {
+// M = 4099 (past 32 row tiles, not a multiple of anything) in every layout:
+// dense; contiguous with a 4099-row expert beside 1, 0 and 127 rows; masked
+// with maxM 4099 and masked_m {4099, 7, 0}. The heuristic's tactic.
+TEST(GemmLargeM, M4099MatchesReferenceInEveryLayout) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;
   for (Fp4Format f : {Fp4Format::kNVFP4, Fp4Format::kMXFP4}) {
-    GemmCase c;
-    c.format = f;
-    c.m = 4099;
-    c.n = 264;
-    c.k = 1024;
-    SCOPED_TRACE(c.describe());
-    expect_gemm_ok(c, run_gemm_case(c, rng));
+    for (GemmLayout layout : {GemmLayout::kDense, GemmLayout::kContiguous, GemmLayout::kMasked}) {
+      GemmCase c;
+      c.format = f;
+      c.layout = layout;
+      c.n = 264;
+      c.k = 1024;
+      if (layout == GemmLayout::kDense) {
+        c.m = 4099;
+      } else if (layout == GemmLayout::kContiguous) {
+        c.groups = 4;
+        c.expert_rows = {4099, 1, 0, 127};
+      } else {
+        c.groups = 3;
+        c.m = 4099;
+        c.masked_m = {4099, 7, 0};
+      }
+      SCOPED_TRACE(c.describe());
+      expect_gemm_ok(c, run_gemm_case(c, rng));
+    }
   }
 }
 

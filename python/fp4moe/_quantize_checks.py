@@ -1,0 +1,44 @@
+"""Argument rules shared by the GPU quantizers (fp4moe.quantize) and the CPU
+ones (fp4moe.cpu)."""
+
+import torch
+
+from . import _dtypes
+from ._checks import Checker
+from .formats import block_size
+from .tensor import Fp4Tensor
+
+
+def check_source(c: Checker, x, fmt: str = None) -> None:
+    """x: BF16/FP32 [rows, K] or [groups, rows, K], contiguous; with a format,
+    K a multiple of its block."""
+    c.tensor(x, "x", _dtypes.DENSE_FLOAT, ndims=(2, 3))
+    if fmt is not None:
+        c.require(x.shape[-1] % block_size(fmt) == 0, "x", f"must have K a multiple of the {fmt} block ({block_size(fmt)})",
+                  f"shape {tuple(x.shape)}")
+
+
+def check_destination(c: Checker, x: torch.Tensor, out, fmt: str) -> None:
+    """out: an Fp4Tensor of format `fmt` and the shape of x."""
+    c.require(isinstance(out, Fp4Tensor), "out", "must be an fp4moe.Fp4Tensor", type(out).__name__)
+    c.require(out.format == fmt, "out", f"must be an {fmt} tensor", out.format)
+    c.require(out.shape == tuple(x.shape), "out", f"must have the shape of x {tuple(x.shape)}", out.shape)
+
+
+def check_encode_scale(c: Checker, encode_scale, x: torch.Tensor) -> None:
+    """encode_scale: None, or FP32 with one g per group of x."""
+    if encode_scale is not None:
+        c.tensor(encode_scale, "encode_scale", (torch.float32,))
+        groups = x.shape[0] if x.dim() == 3 else 1
+        c.numel(encode_scale, "encode_scale", groups, "one global encode scale g per matrix")
+
+
+def check_dequantize_out(c: Checker, t, dtype, out) -> torch.dtype:
+    """t an Fp4Tensor; out None or a contiguous BF16/FP32 tensor of t's shape. Returns the output dtype."""
+    c.require(isinstance(t, Fp4Tensor), "t", "must be an fp4moe.Fp4Tensor", type(t).__name__)
+    if out is None:
+        c.require(dtype in _dtypes.DENSE_FLOAT, "dtype", "must be torch.bfloat16 or torch.float32", dtype)
+        return dtype
+    c.tensor(out, "out", _dtypes.DENSE_FLOAT)
+    c.shape(out, "out", t.shape)
+    return out.dtype

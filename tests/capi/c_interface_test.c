@@ -1,0 +1,52 @@
+/* The C interface used from C (not C++): the header compiles as C99, the
+ * library links and loads, and a refused call reports its status and the
+ * library's message. Runs without a GPU (label cpu). */
+#include <stdio.h>
+#include <string.h>
+
+#include "fp4moe/fp4moe_c.h"
+
+static int failures = 0;
+
+static void expect(int ok, const char* what) {
+  if (!ok) {
+    fprintf(stderr, "FAILED: %s\n", what);
+    ++failures;
+  }
+}
+
+int main(void) {
+  expect(fp4moe_abi_version() == FP4MOE_C_ABI_VERSION, "ABI version");
+  expect(strlen(fp4moe_version()) > 0, "version string");
+  expect(strcmp(fp4moe_last_error(), "") == 0, "no error before any call");
+
+  fp4moe_status s = fp4moe_fp4_gemm_nt(NULL, NULL, NULL, NULL, NULL);
+  expect(s == FP4MOE_ERROR_INVALID_ARGUMENT, "null descriptor refused");
+  expect(strcmp(fp4moe_last_error(),
+                "fp4_gemm_nt: argument 'a': must not be null (the fp4moe_fp4_tensor descriptor)") == 0,
+         "message names the argument");
+
+  /* The CPU quantizer: one MXFP4 block of the E2M1 values themselves. */
+  const float values[16] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6, -0.0f, -0.5f, -1, -1.5f, -2, -3, -4, -6};
+  float x[32];
+  for (int i = 0; i < 32; ++i) x[i] = values[i % 16];
+  unsigned char data[16], scale[1];
+  fp4moe_matrix src = {x, FP4MOE_DTYPE_FP32, 1, 32, 0, 1, 1, 0};
+  fp4moe_fp4_tensor dst = {data, scale, NULL, FP4MOE_FORMAT_MXFP4, FP4MOE_SCALES_ROW_MAJOR, 1, 32, 1};
+  expect(fp4moe_cpu_quantize_mxfp4(&src, &dst) == FP4MOE_OK, "CPU quantize runs");
+  expect(scale[0] == 127, "MXFP4 scale 2^0");
+  int codes_ok = 1;
+  for (int i = 0; i < 32; ++i) codes_ok &= ((data[i / 2] >> (4 * (i % 2))) & 15) == i % 16;
+  expect(codes_ok, "E2M1 codes");
+
+  int32_t count = 0;
+  expect(fp4moe_gemm_tactics(FP4MOE_FORMAT_NVFP4, FP4MOE_LAYOUT_DENSE, NULL, 0, &count) == FP4MOE_OK && count > 0,
+         "dense tactics listed");
+  fp4moe_tactic t;
+  expect(fp4moe_gemm_tactics(FP4MOE_FORMAT_NVFP4, FP4MOE_LAYOUT_DENSE, &t, 1, &count) == FP4MOE_OK, "first tactic");
+  char name[64];
+  expect(fp4moe_tactic_name(&t, name, (int32_t)sizeof name) == FP4MOE_OK && strstr(name, " bn") != NULL, "tactic name");
+
+  printf("%d passed, %d failed\n", failures ? 0 : 1, failures ? 1 : 0);
+  return failures ? 1 : 0;
+}

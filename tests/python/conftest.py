@@ -1,0 +1,49 @@
+"""Shared pytest setup: what the machine offers (torch, an sm_90 GPU) and the
+markers that skip tests needing what is missing.
+
+The tests import fp4moe from PYTHONPATH (python/ in the repository, with
+FP4MOE_LIBRARY naming a built libfp4moe_c.so) or from an installed package.
+"""
+
+import warnings
+
+import pytest
+
+# torch without numpy says so on import; the tests do not use numpy.
+warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+try:
+    import torch
+except ImportError:
+    torch = None
+
+
+def gpu_reason():
+    """Why GPU tests cannot run here, or None when they can."""
+    if torch is None:
+        return "PyTorch is not installed"
+    if not torch.cuda.is_available():
+        return "no CUDA device"
+    major, minor = torch.cuda.get_device_capability()
+    if (major, minor) != (9, 0):
+        return f"the device is sm_{major}{minor}; fp4moe's kernels are compiled for sm_90a"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    reason = gpu_reason()
+    if reason is None:
+        return
+    skip = pytest.mark.skip(reason=f"GPU test: {reason}")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def rng():
+    """A fresh torch generator per test, seeded for reproducible failures."""
+    if torch is None:
+        pytest.skip("PyTorch is not installed")
+    g = torch.Generator()
+    g.manual_seed(20240611)
+    return g

@@ -1,0 +1,145 @@
+"""The binding without PyTorch and without a GPU: loading, versions, the C
+error path (status codes, verbatim messages, exception types) and the CPU
+quantizer reached through the raw C interface."""
+
+import ctypes
+import re
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+import fp4moe
+from fp4moe import _capi, _library
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_versions_match_the_project():
+    cmake = (REPO / "CMakeLists.txt").read_text()
+    version = re.search(r"project\(fp4moe VERSION ([0-9.]+)", cmake).group(1)
+    assert fp4moe.__version__ == version
+    assert fp4moe.library_version() == version
+    assert fp4moe.abi_version() == _capi.ABI_VERSION == 1
+
+
+@pytest.mark.skipif(shutil.which("nm") is None, reason="needs nm (binutils)")
+def test_only_the_c_interface_is_exported():
+    listing = subprocess.run(["nm", "-D", "--defined-only", str(_library.library_path())], check=True,
+                             capture_output=True, text=True).stdout
+    exported = {line.split()[-1] for line in listing.splitlines() if line.strip()}
+    assert exported == set(_capi._PROTOTYPES), exported ^ set(_capi._PROTOTYPES)
+
+
+def raw_message():
+    return _capi.lib.fp4moe_last_error().decode()
+
+
+def test_null_descriptor_is_refused_naming_the_argument():
+    status = _capi.lib.fp4moe_fp4_gemm_nt(None, None, None, None, None)
+    assert status == _capi.ERROR_INVALID_ARGUMENT
+    assert raw_message() == "fp4_gemm_nt: argument 'a': must not be null (the fp4moe_fp4_tensor descriptor)"
+
+
+def test_library_validation_reaches_python_verbatim():
+    a = _capi.Fp4(format=_capi.FORMAT_MXFP4, scale_layout=_capi.SCALES_TILED_128X4, rows=4, cols=64, groups=1)
+    d = _capi.Matrix(dtype=_capi.DTYPE_BF16, rows=4, cols=4, col_stride=1, groups=1)
+    with pytest.raises(fp4moe.InvalidArgumentError) as err:
+        _capi.call("fp4moe_fp4_gemm_nt", a, a, d, None, None)
+    assert str(err.value) == "fp4_gemm_nt: argument 'a.data': must not be null"
+    assert str(err.value) == raw_message()
+    assert isinstance(err.value, ValueError) and isinstance(err.value, fp4moe.Fp4moeError)
+
+
+def test_unknown_enum_codes_are_refused():
+    a = _capi.Fp4(format=7, scale_layout=0, rows=1, cols=32, groups=1)
+    with pytest.raises(fp4moe.InvalidArgumentError, match=r"^dequantize: argument 'src.format': must be "):
+        _capi.call("fp4moe_dequantize", a, _capi.Matrix(), None)
+    m = _capi.Matrix(dtype=42)
+    with pytest.raises(fp4moe.InvalidArgumentError, match=r"argument 'src.dtype': .* \(got 42\)"):
+        _capi.call("fp4moe_compute_amax", m, None, None)
+    with pytest.raises(fp4moe.InvalidArgumentError, match=r"^convert_scale_layout: argument 'dst_layout'"):
+        _capi.call("fp4moe_convert_scale_layout", None, 0, None, 9, 1, 1, 1, None)
+
+
+def test_last_error_is_per_thread():
+    _capi.lib.fp4moe_fp4_gemm_nt(None, None, None, None, None)
+    mine = raw_message()
+    seen = []
+
+    def other():
+        seen.append(raw_message())
+        _capi.lib.fp4moe_moe_routing_alpha(None, None, 1, None, None, None)
+        seen.append(raw_message())
+
+    t = threading.Thread(target=other)
+    t.start()
+    t.join()
+    assert seen[0] == ""
+    assert seen[1] == "moe_routing_alpha: argument 'alpha': must not be null (the fp4moe_matrix descriptor)"
+    assert raw_message() == mine
+
+
+def _driver_present():
+    for name in ("libcuda.so.1", "libcuda.so"):
+        try:
+            ctypes.CDLL(name)
+            return True
+        except OSError:
+            pass
+    return False
+
+
+@pytest.mark.skipif(_driver_present(), reason="a CUDA driver is present (this checks the no-driver error path)")
+def test_cuda_failure_is_a_cuda_error():
+    # Valid arguments (host memory is never touched: the first CUDA call fails).
+    x = (ctypes.c_float * 64)()
+    amax = ctypes.c_float()
+    src = _capi.Matrix(data=ctypes.addressof(x), dtype=_capi.DTYPE_FP32, rows=2, cols=32, col_stride=1, groups=1)
+    with pytest.raises(fp4moe.CudaError) as err:
+        _capi.call("fp4moe_compute_amax", src, ctypes.addressof(amax), None)
+    assert isinstance(err.value, RuntimeError)
+    assert err.value.cuda_error != 0
+    assert "failed: cuda" in str(err.value)
+
+
+def test_cpu_quantizer_through_the_c_interface():
+    # One MXFP4 block: amax 6 -> shared exponent floor(log2 6) - 2 = 0 (code 127),
+    # elements are their own E2M1 codes.
+    values = [0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6] * 2
+    x = (ctypes.c_float * 32)(*values)
+    data = (ctypes.c_uint8 * 16)()
+    scale = (ctypes.c_uint8 * 1)()
+    src = _capi.Matrix(data=ctypes.addressof(x), dtype=_capi.DTYPE_FP32, rows=1, cols=32, col_stride=1, groups=1)
+    dst = _capi.Fp4(data=ctypes.addressof(data), scales=ctypes.addressof(scale), format=_capi.FORMAT_MXFP4,
+                    scale_layout=_capi.SCALES_ROW_MAJOR, rows=1, cols=32, groups=1)
+    _capi.call("fp4moe_cpu_quantize_mxfp4", src, dst)
+    assert scale[0] == 127
+    codes = [v for byte in data for v in (byte & 15, byte >> 4)]
+    assert codes == list(range(16)) * 2
+
+
+def test_global_encode_scale():
+    assert _capi.lib.fp4moe_nvfp4_global_encode_scale(6.0) == 448.0
+    assert _capi.lib.fp4moe_nvfp4_global_encode_scale(2688.0) == 1.0
+    assert _capi.lib.fp4moe_nvfp4_global_encode_scale(0.0) == 1.0
+    assert _capi.lib.fp4moe_nvfp4_global_encode_scale(float("inf")) == 1.0
+
+
+def test_tactics_are_listed_and_named():
+    for fmt in (fp4moe.NVFP4, fp4moe.MXFP4):
+        for layout in ("dense", "contiguous", "masked", "moe_dense", "moe_fc1"):
+            tactics = fp4moe.gemm_tactics(fmt, layout)
+            assert tactics, (fmt, layout)
+            for t in tactics:
+                assert t.split_k == 1
+                assert t.name == f"{'swapAB' if t.swap_ab else 'direct'} bn{t.block_n} bk{t.block_k} st{t.stages} sk1"
+    with pytest.raises(fp4moe.InvalidArgumentError, match="gemm_tactics: argument 'layout'"):
+        fp4moe.gemm_tactics(fp4moe.NVFP4, "sparse")
+    with pytest.raises(fp4moe.InvalidArgumentError, match="gemm_tactics: argument 'format'"):
+        fp4moe.gemm_tactics("fp8", "dense")
+    count = ctypes.c_int32()
+    assert _capi.lib.fp4moe_gemm_tactics(0, 9, None, 0, ctypes.byref(count)) == _capi.ERROR_INVALID_ARGUMENT
+    assert raw_message().startswith("gemm_tactics: argument 'layout'")
