@@ -108,7 +108,10 @@ struct TuneOptions {
   /// (tuning_cache_path()). Results are written unless write_cache is false.
   std::string cache_path;
   bool write_cache = true;
-  std::function<void(const TuneProgress&)> progress;  ///< optional
+  /// Optional; called after every timed tactic and before each shape's
+  /// first. It may throw to stop tuning: the exception leaves tune(), and the
+  /// shapes finished before stay in the cache.
+  std::function<void(const TuneProgress&)> progress;
 };
 
 /// One tactic's measurement.
@@ -163,6 +166,8 @@ std::size_t load_tuning_cache();
 void reload_tuning_cache();
 /// The tactic the current device's cache holds for a problem, if any (what
 /// the entry point would run for `shape`, before the heuristic fallback).
+/// Throws InvalidArgument for a null `tactic` or an op, format or out
+/// outside its enum; any other shape is simply a miss.
 bool cached_tactic(const TuneShape& shape, GemmTactic* tactic);
 
 /// A readable listing of a cache file (default: tuning_cache_path()): its

@@ -54,7 +54,11 @@ std::size_t load_tuning_cache() {
 void reload_tuning_cache() { tuning::runtime_cache().invalidate(); }
 
 bool cached_tactic(const TuneShape& shape, GemmTactic* tactic) {
-  ArgCheck("cached_tactic").not_null(tactic, "tactic");
+  const ArgCheck c("cached_tactic");
+  c.require(shape.op <= GemmOp::kMoeFc1, "shape.op", "must be a GemmOp", std::to_string(int(shape.op)));
+  c.require(detail::valid_format(shape.format), "shape.format", "must be kNVFP4 or kMXFP4");
+  c.require(shape.out <= GemmOutput::kNVFP4, "shape.out", "must be a GemmOutput", std::to_string(int(shape.out)));
+  c.not_null(tactic, "tactic");
   TuneShape s = shape;
   if (s.op == GemmOp::kMoeFc2 && s.k == 0) s.k = s.groups * s.expert_width;
   const GemmTactic* hit = tuning::runtime_cache().lookup(detail::current_device(), tuning::key_of(s));

@@ -116,7 +116,7 @@ TuneShape checked_shape(const TuneShape& in, std::size_t index, const TuneOption
     c.require(s.top_k == 0, at + "top_k", "must be 0 (moe_fc2 only)", std::to_string(s.top_k));
   }
   c.positive(s.k, at + "k");
-  c.multiple_of(s.k, 32, at + "k", "K must be a multiple of 32");
+  c.multiple_of(s.k, 32, at + "k", "as the GEMM entry points require");
   c.require(s.k <= kMax32, at + "k", "must fit 32-bit indexing", std::to_string(s.k));
   // Rows of A and B (all groups) at the largest token count of the bucket.
   const std::int64_t m = bucket_of(s.m);
