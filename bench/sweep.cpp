@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -87,7 +88,7 @@ void measure_row(const Timer& timer, SweepRow& row, const SweepOptions& options,
   // 4. Final timing, interleaved.
   const std::vector<TimeStats> t = timer.time_interleaved(
       {forced(row.heuristic), [&problem](cudaStream_t s) { problem.run(GemmOptions{}, s); }, forced(row.best)},
-      options.timing);
+      options.final_timing);
   row.heuristic_us = t[0].median_us;
   row.tuned_us = t[1].median_us;
   row.best_us = t[2].median_us;
@@ -101,6 +102,19 @@ std::string ratio_text(double r) {
 
 }  // namespace
 
+SweepOptions quick_sweep_options() {
+  SweepOptions o;
+  o.timing.warmup = 1;
+  o.timing.reps = 5;
+  o.tune.warmup = 1;
+  o.tune.reps = 5;
+  // The ratios rest on the final timing: it keeps more repeats (it times
+  // three tactics per row, the sweep and the tuner a dozen or more each).
+  o.final_timing.warmup = 1;
+  o.final_timing.reps = 15;
+  return o;
+}
+
 std::vector<SweepRow> run_sweep(const Timer& timer, const std::vector<std::pair<std::string, GemmRowSpec>>& specs,
                                 const SweepOptions& options) {
   const SweepCache cache(options.cache_path);
@@ -108,6 +122,7 @@ std::vector<SweepRow> run_sweep(const Timer& timer, const std::vector<std::pair<
   std::size_t total = 0;
   for (const auto& [suite, spec] : specs) total += options.filter.empty() || spec.name.find(options.filter) != std::string::npos;
   const std::uint64_t seed = std::random_device{}();
+  const auto start = std::chrono::steady_clock::now();
   for (const auto& [suite, spec] : specs) {
     if (!options.filter.empty() && spec.name.find(options.filter) == std::string::npos) continue;
     SweepRow row;
@@ -122,21 +137,27 @@ std::vector<SweepRow> run_sweep(const Timer& timer, const std::vector<std::pair<
       cudaGetLastError();
     }
     rows.push_back(row);
+    // Rows differ by 100x in cost (decode vs 8192^3), so the estimate is rough.
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double left = elapsed / double(rows.size()) * double(total - rows.size());
     if (row.error.empty())
-      std::fprintf(stderr, "[%zu/%zu] %-44s heuristic %9.2f us  tuned %9.2f us  best %9.2f us  (%d tactics)%s\n", rows.size(),
-                   total, row.name.c_str(), row.heuristic_us, row.tuned_us, row.best_us, row.candidates,
-                   row.tuned_from_cache ? "" : "  TUNED TACTIC NOT TAKEN FROM THE CACHE");
+      std::fprintf(stderr, "[%zu/%zu %4.0fs, ~%.0fs left] %-44s heuristic %9.2f us  tuned %9.2f us  best %9.2f us  (%d tactics)%s\n",
+                   rows.size(), total, elapsed, left, row.name.c_str(), row.heuristic_us, row.tuned_us, row.best_us,
+                   row.candidates, row.tuned_from_cache ? "" : "  TUNED TACTIC NOT TAKEN FROM THE CACHE");
     else
-      std::fprintf(stderr, "[%zu/%zu] %-44s failed: %s\n", rows.size(), total, row.name.c_str(), row.error.c_str());
+      std::fprintf(stderr, "[%zu/%zu %4.0fs, ~%.0fs left] %-44s failed: %s\n", rows.size(), total, elapsed, left,
+                   row.name.c_str(), row.error.c_str());
   }
   return rows;
 }
 
 void print_sweep(const std::vector<SweepRow>& rows, const SweepOptions& options) {
   std::printf("\n== sweep: heuristic vs tuned vs best of the exhaustive sweep ==\n");
-  std::printf("timing: CUDA events, %s L2, median of %d runs after %d warm-up; final timing interleaved; tuner: median of "
+  std::printf("timing: CUDA events, %s L2; sweep: median of %d runs after %d warm-up; final timing interleaved, median "
+              "of %d runs after %d warm-up; tuner: median of "
               "%d runs after %d warm-up\n",
-              options.timing.cold_l2 ? "cold" : "warm", options.timing.reps, options.timing.warmup, options.tune.reps,
+              options.timing.cold_l2 ? "cold" : "warm", options.timing.reps, options.timing.warmup,
+              options.final_timing.reps, options.final_timing.warmup, options.tune.reps,
               options.tune.warmup);
   std::printf("perf ratios are best_us / x_us (1.0 = as fast as the sweep's best); targets: tuned >= %.2f, heuristic >= %.2f\n\n",
               kTunedTarget, kHeuristicTarget);

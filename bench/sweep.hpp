@@ -25,8 +25,9 @@
 namespace fp4moe::bench {
 
 struct SweepOptions {
-  TimingOptions timing;     ///< sweep and final timing
-  TuneOptions tune;         ///< the tuner's own settings (cache_path is set by the sweep)
+  TimingOptions timing;        ///< the sweep's timing of every candidate
+  TimingOptions final_timing;  ///< the final, interleaved timing the ratios use
+  TuneOptions tune;            ///< the tuner's own settings (cache_path is set by the sweep)
   std::string filter;       ///< only rows whose name contains this
   std::string cache_path;   ///< the cache the sweep tunes into (empty: a temporary file, removed after)
 };
@@ -45,8 +46,14 @@ struct SweepRow {
   double heuristic_ratio() const { return heuristic_us > 0 ? best_us / heuristic_us : 0; }  ///< target ≥ 0.9
 };
 
+/// The reduced sweep of `fp4moe sweep --quick`: every row still, every
+/// candidate still swept and tuned, with fewer repeats (5 after 1 warm-up for
+/// the sweep and the tuner, 15 for the final timing), to fit a few minutes
+/// of device time.
+SweepOptions quick_sweep_options();
+
 /// Runs the sweep over `specs` (rows of `suite_of[i]`); prints a progress
-/// line per row to stderr.
+/// line per row to stderr, with the time elapsed and an estimate of what is left.
 std::vector<SweepRow> run_sweep(const Timer& timer, const std::vector<std::pair<std::string, GemmRowSpec>>& specs,
                                 const SweepOptions& options);
 

@@ -80,18 +80,20 @@ TEST(RuntimeCache, HitMissAndBuckets) {
 }
 
 TEST(RuntimeCache, AnotherDeviceOrVersionIsRefusedWithAWarning) {
-  for (int what = 0; what < 3; ++what) {
+  for (int what = 0; what < 4; ++what) {
     Fixture f;
     const TuneShape s = masked_shape(8);
     CacheHeader h = expected_header(kH200);
     if (what == 0) h.device = "NVIDIA H100 80GB HBM3";
     if (what == 1) h.library_version = "0.0.1";
     if (what == 2) h.tactic_space = "0000000000000000";
+    if (what == 3) h.sm_count = 114;  // same name, another SM count (a partitioned or smaller part)
     merge_into_cache_file(f.path, h, {make_entry(s, some_tactic(s))});
     EXPECT_EQ(f.cache.lookup(0, key_of(s)), nullptr) << what;
     ASSERT_EQ(f.warnings.size(), 1u) << what;
     EXPECT_NE(f.warnings[0].find("ignored"), std::string::npos) << f.warnings[0];
     EXPECT_NE(f.warnings[0].find(f.path), std::string::npos) << f.warnings[0];
+    EXPECT_NE(f.warnings[0].find(h.describe()), std::string::npos) << "says what the file was written for: " << f.warnings[0];
   }
 }
 

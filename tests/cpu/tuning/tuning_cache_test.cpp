@@ -259,12 +259,18 @@ TEST(TuningCache, ConcurrentWritersLoseNothing) {
   TempDir dir;
   const std::string path = dir.file("tuning.json");
   constexpr int kWriters = 3, kPerWriter = 40;
+  // The writers wait on a pipe until all of them exist, so they really write
+  // at once (a fork can take longer than a writer's whole run).
+  int start[2];
+  ASSERT_EQ(::pipe(start), 0);
   std::vector<pid_t> kids;
   for (int w = 0; w < kWriters; ++w) {
     const pid_t pid = ::fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-      int rc = 0;
+      ::close(start[1]);
+      char go = 0;
+      int rc = ::read(start[0], &go, 1) == 1 ? 0 : 2;
       try {
         for (int i = 0; i < kPerWriter; ++i)  // one merge per entry: many lock round trips
           merge_into_cache_file(path, kHeader, {entry(GemmOp::kDense, 8, 1000 * (w + 1) + i)});
@@ -275,6 +281,10 @@ TEST(TuningCache, ConcurrentWritersLoseNothing) {
     }
     kids.push_back(pid);
   }
+  ::close(start[0]);
+  const char go[kWriters] = {};
+  ASSERT_EQ(::write(start[1], go, kWriters), kWriters);
+  ::close(start[1]);
   // A reader in this process, while they write: never a corrupt file.
   int corrupt_reads = 0, reads = 0;
   std::vector<int> status(kids.size(), -1);

@@ -277,6 +277,24 @@ TEST_F(TunerGpu, LookupOnTheEntryPointsPathCostsWellUnderAMicrosecond) {
   std::printf("tuning-cache lookup with the device query: %.1f ns\n", ns);
   EXPECT_EQ(hits, kLookups / 2);
   EXPECT_LT(ns, 1000.0);
+
+  // The whole planning of an entry point (key, lookup, re-check of the cached
+  // tactic, grid bound), with a hit and, for comparison, with the heuristic.
+  const detail::ArgCheck c("m_grouped_fp4_gemm_nt_masked");
+  auto plan_ns = [&](Source want) {
+    constexpr int kPlans = 200000;
+    const auto p0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kPlans; ++i) detail::plan_gemm(c, s, s.m, GemmOptions{});
+    const double per = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - p0).count() / kPlans;
+    EXPECT_EQ(detail::last_planned_tactic().source, want);
+    return per;
+  };
+  const double hit_ns = plan_ns(Source::kCache);
+  set_tuning_cache_enabled(false);
+  const double heuristic_ns = plan_ns(Source::kHeuristic);
+  set_tuning_cache_enabled(true);
+  std::printf("plan_gemm: %.1f ns with a cache hit, %.1f ns with the heuristic\n", hit_ns, heuristic_ns);
+  EXPECT_LT(hit_ns, 1000.0);
 }
 
 }  // namespace
