@@ -21,7 +21,7 @@ void tune_usage() {
   std::printf(
       "usage: fp4moe tune [SUITE ...] [--shapes FILE] [--cache FILE] [--reps N] [--warmup N] [--max-m M] [--warm-l2]\n"
       "       fp4moe tune --show [--cache FILE]     (also: fp4moe cache show [--cache FILE], fp4moe cache path)\n"
-      "  Tunes every GEMM/MoE row of the named suites and/or every shape of FILE (its format: src/tuning/shape_list.hpp;\n"
+      "  Tunes every GEMM/MoE row of the named suites and/or every shape of FILE (its format: docs/TUNING.md;\n"
       "  one problem per line, e.g. 'masked nvfp4 bf16 groups=8 m=1-64 n=4096 k=7168') on the current GPU, and merges the\n"
       "  fastest tactic per bucket into the tuning cache (default: %s).\n"
       "  Timing per tactic: CUDA events, cold L2, median of N runs (default 20) after warm-up (default 3).\n"
