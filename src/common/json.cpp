@@ -1,5 +1,6 @@
 #include "common/json.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -247,14 +248,17 @@ class Parser {
       if (!at_end() && (peek() == '+' || peek() == '-')) ++i_;
       if (digits() == 0) fail("expected exponent digits");
     }
-    const std::string text(s_.substr(start, i_ - start));
-    char* end = nullptr;
-    const double d = std::strtod(text.c_str(), &end);
-    if (end != text.c_str() + text.size()) fail("bad number");
-    if (!std::isfinite(d)) {
+    // from_chars, not strtod: strtod follows the C locale's decimal point,
+    // so a process that set LC_NUMERIC to a comma locale would misread "41.5".
+    double d = 0;
+    const char* first = s_.data() + start;
+    const char* last = s_.data() + i_;
+    const auto r = std::from_chars(first, last, d);
+    if (r.ec == std::errc::result_out_of_range || (r.ec == std::errc() && !std::isfinite(d))) {
       i_ = start;
       fail("number out of range");
     }
+    if (r.ec != std::errc() || r.ptr != last) fail("bad number");
     return d;
   }
 
@@ -292,13 +296,13 @@ void write_number(std::string& out, double d) {
     out += "null";
     return;
   }
+  // to_chars: locale-independent (snprintf's "%g" writes "41,5" under a comma
+  // LC_NUMERIC) and the shortest text that reads back exactly.
   char buf[40];
-  if (d == std::floor(d) && std::fabs(d) <= 9007199254740992.0) {
-    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(d));
-  } else {
-    std::snprintf(buf, sizeof buf, "%.17g", d);
-  }
-  out += buf;
+  const auto r = d == std::floor(d) && std::fabs(d) <= 9007199254740992.0
+                     ? std::to_chars(buf, buf + sizeof buf, static_cast<long long>(d))
+                     : std::to_chars(buf, buf + sizeof buf, d);
+  out.append(buf, r.ptr);
 }
 
 void write_value(std::string& out, const Value& v, int indent, int level) {

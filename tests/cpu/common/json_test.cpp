@@ -2,6 +2,7 @@
 // refusal per rule (never a crash, never a partial value).
 #include <gtest/gtest.h>
 
+#include <clocale>
 #include <string>
 
 #include "common/json.hpp"
@@ -64,6 +65,26 @@ TEST(Json, RefusesWhatIsNotStrictJson) {
     auto r = parse(text);
     EXPECT_TRUE(std::holds_alternative<ParseError>(r)) << "accepted: " << text;
   }
+}
+
+/// Numbers do not follow the C locale: a program that set a comma decimal
+/// point must still write and read "0.5" (the cache would be corrupt
+/// otherwise). Skips where no such locale is installed.
+TEST(Json, NumbersIgnoreTheLocale) {
+  const std::string before = std::setlocale(LC_NUMERIC, nullptr);
+  const char* comma = nullptr;
+  for (const char* name : {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "fr_FR.utf8", "ru_RU.UTF-8", "de_DE"})
+    if (std::setlocale(LC_NUMERIC, name)) {
+      comma = name;
+      break;
+    }
+  if (!comma) GTEST_SKIP() << "no locale with a comma decimal point installed";
+  const std::string text = write(Value(Array{Value(0.5), Value(41.25), Value(1e-300)}), 0);
+  auto r = parse(text);
+  std::setlocale(LC_NUMERIC, before.c_str());
+  EXPECT_EQ(text, "[0.5, 41.25, 1e-300]") << "under " << comma;
+  ASSERT_TRUE(std::holds_alternative<Value>(r)) << text;
+  EXPECT_EQ(std::get<Value>(r).as_array()[1].as_number(), 41.25);
 }
 
 TEST(Json, RefusesDeepNestingWithoutCrashing) {
