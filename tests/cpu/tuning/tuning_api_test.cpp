@@ -90,6 +90,13 @@ TEST_F(TuningApi, LocationApiOverEnvironmentOverDefaults) {
   }
 }
 
+TEST_F(TuningApi, TestsNeverReadTheUsersCache) {
+  // support/hermetic_tuning_cache.cpp, before main.
+  ASSERT_NE(std::getenv("FP4MOE_TUNING_CACHE"), nullptr);
+  EXPECT_STREQ(std::getenv("FP4MOE_TUNING_CACHE"), "off");
+  EXPECT_EQ(tuning_cache_path(), "");
+}
+
 TEST_F(TuningApi, ListingOfAUsableCache) {
   const std::string path = write_cache("tuning.json", "NVIDIA H200");
   const std::string text = describe_tuning_cache(path);
