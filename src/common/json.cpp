@@ -18,6 +18,27 @@ std::string ParseError::text() const { return message + " at byte " + std::to_st
 
 namespace {
 
+/// Length of the well-formed UTF-8 sequence at s[i] (shortest form, no
+/// surrogates, at most U+10FFFF), or 0.
+std::size_t utf8_length(std::string_view s, std::size_t i) {
+  const auto b0 = static_cast<unsigned char>(s[i]);
+  std::size_t len = 0;
+  unsigned cp = 0;
+  if (b0 < 0x80) return 1;
+  if ((b0 & 0xE0) == 0xC0) len = 2, cp = b0 & 0x1F;
+  else if ((b0 & 0xF0) == 0xE0) len = 3, cp = b0 & 0x0F;
+  else if ((b0 & 0xF8) == 0xF0) len = 4, cp = b0 & 0x07;
+  else return 0;
+  if (s.size() - i < len) return 0;
+  for (std::size_t j = 1; j < len; ++j) {
+    const auto b = static_cast<unsigned char>(s[i + j]);
+    if ((b & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (b & 0x3F);
+  }
+  const unsigned min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
+  return cp < min_cp[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF) ? 0 : len;
+}
+
 struct Failure {
   ParseError error;
 };
@@ -156,28 +177,10 @@ class Parser {
 
   /// Validates one UTF-8 sequence starting at i_ and appends it.
   void utf8_char(std::string& out) {
-    const auto b0 = static_cast<unsigned char>(s_[i_]);
-    int len = 0;
-    unsigned cp = 0;
-    if (b0 < 0x80) {
-      out += char(b0);
-      ++i_;
-      return;
-    }
-    if ((b0 & 0xE0) == 0xC0) len = 2, cp = b0 & 0x1F;
-    else if ((b0 & 0xF0) == 0xE0) len = 3, cp = b0 & 0x0F;
-    else if ((b0 & 0xF8) == 0xF0) len = 4, cp = b0 & 0x07;
-    else fail("invalid UTF-8");
-    if (s_.size() - i_ < std::size_t(len)) fail("truncated UTF-8");
-    for (int j = 1; j < len; ++j) {
-      const auto b = static_cast<unsigned char>(s_[i_ + j]);
-      if ((b & 0xC0) != 0x80) fail("invalid UTF-8");
-      cp = (cp << 6) | (b & 0x3F);
-    }
-    const unsigned min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < min_cp[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) fail("invalid UTF-8");
-    out.append(s_.substr(i_, std::size_t(len)));
-    i_ += std::size_t(len);
+    const std::size_t len = utf8_length(s_, i_);
+    if (len == 0) fail("invalid UTF-8");
+    out.append(s_.substr(i_, len));
+    i_ += len;
   }
 
   std::string string() {
@@ -268,7 +271,8 @@ class Parser {
 
 void write_string(std::string& out, const std::string& s) {
   out += '"';
-  for (const char ch : s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const char ch = s[i];
     const auto c = static_cast<unsigned char>(ch);
     switch (ch) {
       case '"': out += "\\\""; break;
@@ -283,10 +287,23 @@ void write_string(std::string& out, const std::string& s) {
           char buf[8];
           std::snprintf(buf, sizeof buf, "\\u%04x", c);
           out += buf;
+        } else if (c >= 0x80) {
+          // Text that is not UTF-8 (an error message quoting a raw path, say)
+          // would make the file unreadable to the strict reader: write U+FFFD.
+          const std::size_t len = utf8_length(s, i);
+          if (len == 0) {
+            out += "\\ufffd";
+            ++i;
+          } else {
+            out.append(s, i, len);
+            i += len;
+          }
+          continue;
         } else {
           out += ch;
         }
     }
+    ++i;
   }
   out += '"';
 }

@@ -87,6 +87,17 @@ TEST(Json, NumbersIgnoreTheLocale) {
   EXPECT_EQ(std::get<Value>(r).as_array()[1].as_number(), 41.25);
 }
 
+/// The writer never produces what the strict reader refuses: bytes that are
+/// not UTF-8 become U+FFFD, valid sequences stay.
+TEST(Json, InvalidUtf8IsWrittenAsReplacementCharacters) {
+  const std::string raw = "path \xff\xfe/\xc3\xa9t\xc3 \xed\xa0\x80 end";
+  const std::string text = write(Value(raw), 0);
+  auto r = parse(text);
+  ASSERT_TRUE(std::holds_alternative<Value>(r)) << text;
+  EXPECT_EQ(std::get<Value>(r).as_string(), "path \xef\xbf\xbd\xef\xbf\xbd/\xc3\xa9t\xef\xbf\xbd "
+                                            "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd end");
+}
+
 TEST(Json, RefusesDeepNestingWithoutCrashing) {
   const std::string deep(100000, '[');
   auto r = parse(deep);
