@@ -93,7 +93,7 @@ typedef struct {
   int64_t groups;
 } fp4moe_fp4_tensor;
 
-/* fp4moe::GemmTactic. Passing a null tactic lets the heuristic choose. */
+/* fp4moe::GemmTactic. A null tactic: the tuning cache's for the call if it has one, else the heuristic's. */
 typedef struct {
   int32_t swap_ab; /* 0 or 1 */
   int32_t block_n;
@@ -140,7 +140,7 @@ FP4MOE_C_API fp4moe_status fp4moe_cpu_convert_scale_layout(const void* src, int3
 
 /* ----------------------------------------------------------- GEMMs ---- */
 
-/* include/fp4moe/gemm.hpp. `tactic` may be null (heuristic). */
+/* include/fp4moe/gemm.hpp. `tactic` may be null (tuning cache, else heuristic). */
 FP4MOE_C_API fp4moe_status fp4moe_fp4_gemm_nt(const fp4moe_fp4_tensor* a, const fp4moe_fp4_tensor* b,
                                               const fp4moe_matrix* d, const fp4moe_tactic* tactic, void* stream);
 FP4MOE_C_API fp4moe_status fp4moe_m_grouped_fp4_gemm_nt_contiguous(const fp4moe_fp4_tensor* a,
