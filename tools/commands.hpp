@@ -10,7 +10,8 @@ namespace fp4moe::cli {
 int tune_command(const std::vector<std::string>& args);
 /// fp4moe cache show [--cache FILE] | fp4moe cache path
 int cache_command(const std::vector<std::string>& args);
-/// fp4moe sweep [SUITE ...] [--reps N] [--warmup N] [--tune-reps N] [--filter TEXT] [--markdown FILE] [--cache FILE]
+/// fp4moe sweep [SUITE ...] [--quick] [--reps N] [--final-reps N] [--tune-reps N] [--warmup N] [--filter TEXT]
+///              [--markdown FILE] [--cache FILE]
 int sweep_command(const std::vector<std::string>& args);
 
 /// Whether a CUDA device is present; prints why not.
