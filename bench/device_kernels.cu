@@ -34,32 +34,7 @@ void launch_fill(std::int64_t n, F f, cudaStream_t s) {
   FP4MOE_CHECK_LAUNCH();
 }
 
-/// Four independent 16-byte loads per thread per step keep enough bytes in
-/// flight to saturate HBM (a weaker sweep would flatter every fraction).
-__global__ void read_sweep_kernel(const uint4* __restrict__ p, std::int64_t n, unsigned* sink) {
-  unsigned acc = 0;
-  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-  std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  for (; i + 3 * stride < n; i += 4 * stride) {
-    uint4 v[4];
-#pragma unroll
-    for (int u = 0; u < 4; ++u) v[u] = __ldcs(p + i + u * stride);
-#pragma unroll
-    for (int u = 0; u < 4; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-  }
-  for (; i < n; i += stride) {
-    const uint4 v = __ldcs(p + i);
-    acc ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (acc == 0x9e3779b9u) *sink = acc;  // practically never, but the compiler cannot know
-}
-
 }  // namespace
-
-void fill_random_bf16(void* p, std::int64_t n, std::uint64_t seed, float scale, cudaStream_t s) {
-  auto* q = static_cast<__nv_bfloat16*>(p);
-  launch_fill(n, [=] __device__(std::int64_t i) { q[i] = __float2bfloat16(scale * unit(mix(seed ^ mix(i)))); }, s);
-}
 
 void fill_random_fp32(float* p, std::int64_t n, std::uint64_t seed, float scale, cudaStream_t s) {
   launch_fill(n, [=] __device__(std::int64_t i) { p[i] = scale * unit(mix(seed ^ mix(i))); }, s);
@@ -76,13 +51,6 @@ void fill_random_bytes(void* p, std::int64_t n, std::uint64_t seed, std::uint8_t
   auto* q = static_cast<std::uint8_t*>(p);
   const unsigned span = unsigned(hi) - unsigned(lo) + 1;
   launch_fill(n, [=] __device__(std::int64_t i) { q[i] = static_cast<std::uint8_t>(lo + (mix(seed ^ mix(i)) >> 40) % span); }, s);
-}
-
-void read_sweep(const void* p, std::int64_t bytes, unsigned* sink, cudaStream_t s) {
-  const std::int64_t n = bytes / 16;
-  const unsigned blocks = static_cast<unsigned>(detail::current_device_sm_count() * 8);
-  read_sweep_kernel<<<blocks, 512, 0, s>>>(static_cast<const uint4*>(p), n, sink);
-  FP4MOE_CHECK_LAUNCH();
 }
 
 }  // namespace fp4moe::bench

@@ -1,6 +1,13 @@
 #include "bench/suite.hpp"
 
+#include "api/gemm_dispatch.hpp"
+
 namespace fp4moe::bench {
+
+std::string last_tactic_text() {
+  const detail::PlannedTactic& p = detail::last_planned_tactic();
+  return p.tactic.name() + (p.source == detail::PlannedTactic::Source::kCache ? " (tuned)" : "");
+}
 
 Row& SuiteContext::add(Row r, const std::function<void(cudaStream_t)>& op) {
   static Row skipped;

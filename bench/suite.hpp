@@ -7,6 +7,7 @@
 
 #include "bench/report.hpp"
 #include "bench/timing.hpp"
+#include "fp4moe/tuning.hpp"
 
 namespace fp4moe::bench {
 
@@ -23,11 +24,25 @@ struct SuiteContext {
   Row& add(Row r, const std::function<void(cudaStream_t)>& op);
 };
 
+/// A GEMM or MoE row of a suite, described as the tuner describes a
+/// problem: what `fp4moe tune SUITE` tunes and `fp4moe sweep` measures.
+struct GemmRowSpec {
+  std::string name;  ///< the row's name in the suite's table
+  TuneShape shape;
+};
+
 struct Suite {
   const char* name;
   const char* description;
   void (*run)(SuiteContext&);
+  /// The suite's GEMM/MoE rows (its run function times exactly these); null
+  /// for suites without any (quantize).
+  std::vector<GemmRowSpec> (*gemm_rows)() = nullptr;
 };
+
+/// Describes the tactic the last GEMM call of this thread ran, marking one
+/// that came from the tuning cache: what a row's "tactic" column shows.
+std::string last_tactic_text();
 
 /// Every suite, in the order a default run executes them.
 const std::vector<Suite>& all_suites();

@@ -1,12 +1,16 @@
 // Kernel-only timing: CUDA events around each launch, a cold L2 before each
 // timed run (a read sweep over a buffer several times the L2), median of the
-// repeats.
+// repeats. The library's tuning::Profiler does the work, so the benchmark and
+// the tuner time alike.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <functional>
+#include <memory>
 #include <vector>
+
+#include "tuning/profiler.hpp"
 
 namespace fp4moe::bench {
 
@@ -32,17 +36,17 @@ class Timer {
   cudaStream_t stream() const { return stream_; }
   /// Times `op` (which enqueues its work on the given stream).
   TimeStats time(const std::function<void(cudaStream_t)>& op, const TimingOptions& opt) const;
+  /// Times several ops round-robin (so clock drift affects them alike).
+  std::vector<TimeStats> time_interleaved(const std::vector<std::function<void(cudaStream_t)>>& ops,
+                                          const TimingOptions& opt) const;
   /// Reads the eviction buffer once (clean lines only: nothing to write back).
   void evict_l2() const;
 
  private:
   cudaStream_t stream_ = nullptr;
-  void* flush_ = nullptr;
-  std::size_t flush_bytes_ = 0;
-  unsigned* sink_ = nullptr;
+  std::unique_ptr<tuning::Profiler> profiler_;
 };
 
-/// Median of a sample (copied).
-double median(std::vector<double> v);
+using tuning::median;  ///< median of a sample (copied)
 
 }  // namespace fp4moe::bench

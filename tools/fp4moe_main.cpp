@@ -2,6 +2,9 @@
 // on the current GPU with default settings (the main job).
 //
 //   fp4moe [bench] [SUITE ...] [--json FILE] [--reps N] [--warm-l2] [--list]
+//   fp4moe tune [SUITE ...] [--shapes FILE] [--cache FILE] ...   (tools/tune_command.cpp)
+//   fp4moe cache show|path [--cache FILE]
+//   fp4moe sweep [SUITE ...] ...                                  (tools/sweep_command.cpp)
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -16,7 +19,9 @@
 
 #include "bench/ceilings.hpp"
 #include "bench/suite.hpp"
+#include "commands.hpp"
 #include "fp4moe/error.hpp"
+#include "fp4moe/tuning.hpp"
 
 #ifndef FP4MOE_GIT_COMMIT
 #define FP4MOE_GIT_COMMIT "unknown"
@@ -28,8 +33,11 @@ using namespace fp4moe::bench;
 
 void usage() {
   std::printf(
-      "usage: fp4moe [bench] [SUITE ...] [--json FILE] [--reps N] [--warm-l2] [--filter TEXT] [--no-ceilings] [--list]\n"
+      "usage: fp4moe [bench] [SUITE ...] [--json FILE] [--reps N] [--warm-l2] [--filter TEXT] [--no-ceilings] [--no-tuning-cache] [--list]\n"
+      "       fp4moe tune ... | fp4moe cache show|path | fp4moe sweep ...   (each with --help)\n"
       "  With no suite named, every suite runs. Timing: CUDA events, cold L2, median of N runs (default 30).\n"
+      "  GEMM rows run the tactic the library picks: the tuning cache's if it has one (marked 'tuned'), else the\n"
+      "  heuristic's; --no-tuning-cache runs the heuristic's everywhere.\n"
       "suites:\n");
   for (const Suite& s : all_suites()) std::printf("  %-10s %s\n", s.name, s.description);
 }
@@ -46,6 +54,7 @@ struct CliOptions {
   std::string json, filter;
   TimingOptions timing;
   bool ceilings = true;
+  bool tuning_cache = true;
 };
 
 int run_bench(const CliOptions& opt) {
@@ -79,6 +88,13 @@ int run_bench(const CliOptions& opt) {
   info.date = today_utc();
   info.timing = timing;
 
+  fp4moe::set_tuning_cache_enabled(opt.tuning_cache);
+  if (opt.tuning_cache) {
+    const std::string cache = fp4moe::tuning_cache_path();
+    std::printf("tuning cache: %s\n", cache.empty() ? "disabled" : cache.c_str());
+  } else {
+    std::printf("tuning cache: not used (--no-tuning-cache)\n");
+  }
   Timer timer;
   // Ceilings before and after the suites, keeping the higher of each: the GPU
   // clocks down under sustained load (cuBLAS 8192^3 measured 10-25% lower
@@ -108,6 +124,13 @@ int run_bench(const CliOptions& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1) {
+    const std::string command = argv[1];
+    const std::vector<std::string> rest(argv + 2, argv + argc);
+    if (command == "tune") return fp4moe::cli::tune_command(rest);
+    if (command == "cache") return fp4moe::cli::cache_command(rest);
+    if (command == "sweep") return fp4moe::cli::sweep_command(rest);
+  }
   CliOptions opt;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -130,6 +153,8 @@ int main(int argc, char** argv) {
       opt.filter = argv[++i];
     } else if (a == "--no-ceilings") {
       opt.ceilings = false;
+    } else if (a == "--no-tuning-cache") {
+      opt.tuning_cache = false;
     } else if (!a.empty() && a[0] == '-') {
       std::fprintf(stderr, "fp4moe: unknown option '%s'\n", a.c_str());
       usage();

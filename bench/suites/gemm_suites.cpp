@@ -1,33 +1,39 @@
 // Suites `dense`, `decode` and `prefill` (DESIGN.md §6): the FP4 GEMMs with the
-// tactic the heuristic picks, and cuBLASLt BF16 and FP8 on the same shapes
-// (batched for the grouped layouts) in the same run.
+// tactic the entry point picks (the tuning cache's if it has one, else the
+// heuristic's), and cuBLASLt BF16 and FP8 on the same shapes (batched for the
+// grouped layouts) in the same run.
 #include <string>
 
 #include "bench/fp4_problem.hpp"
 #include "bench/peer_rows.hpp"
 #include "bench/suite.hpp"
 #include "common/cuda_check.hpp"
-#include "common/device_info.hpp"
 #include "fp4moe/gemm.hpp"
 #include "tuning/tactic_space.hpp"
 
 namespace fp4moe::bench {
 namespace {
 
-/// One GEMM problem of a suite: `groups` GEMMs of [m, k] x [n, k]ᵀ.
-struct Shape {
-  std::int64_t groups, m, n, k;
-};
-
-std::string shape_text(const Shape& s) {
+std::string shape_text(const TuneShape& s) {
   std::string t = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
-  return s.groups > 1 ? "G" + std::to_string(s.groups) + " " + t : t;
+  return s.groups > 1 ? std::string("G").append(std::to_string(s.groups)).append(" ").append(t) : t;
+}
+
+GemmRowSpec row(const std::string& suite, GemmOp op, Fp4Format f, std::int64_t groups, std::int64_t m, std::int64_t n,
+                std::int64_t k) {
+  GemmRowSpec r;
+  r.shape = TuneShape{op, f, GemmOutput::kBF16, m, n, k, groups};
+  r.name = suite + " " + format_name(f) + " " + shape_text(r.shape);
+  return r;
 }
 
 /// Times the fp4moe row, then the two peers, and fills the ratios.
-void run_shape(SuiteContext& ctx, const std::string& suite, Fp4Format f, kernels::Layout layout, const Shape& s) {
-  const std::string name = suite + " " + format_name(f) + " " + shape_text(s);
+void run_shape(SuiteContext& ctx, const std::string& suite, const GemmRowSpec& spec) {
+  const std::string& name = spec.name;
   if (!ctx.wants(name)) return;
+  const Fp4Format f = spec.shape.format;
+  const kernels::Layout layout = tuning::layout_of(spec.shape.op);
+  const TuneShape& s = spec.shape;
   cudaStream_t st = ctx.timer.stream();
   const std::int64_t a_rows = s.groups * s.m;
   const bool grouped = layout != kernels::Layout::kDense;
@@ -55,45 +61,58 @@ void run_shape(SuiteContext& ctx, const std::string& suite, Fp4Format f, kernels
       m_grouped_fp4_gemm_nt_masked(a.tensor(), b.tensor(), dv, aux_i, static_cast<int>(s.m), stream);
     }
   };
-  tuning::ProblemShape shape{f, layout, static_cast<int>(s.m), static_cast<int>(s.n), static_cast<int>(s.k),
-                             static_cast<int>(s.groups)};
-  shape.sm_count = detail::current_device_sm_count();
-  const GemmTactic tactic = tuning::pick_tactic(shape);  // what the entry point runs
   Row r;
   r.suite = suite;
   r.name = name;
   r.impl = "fp4moe";
-  r.tactic = tactic.name();
   r.flops = 2.0 * double(a_rows) * double(s.n) * double(s.k);
   r.bytes = a.bytes() + b.bytes() + 2.0 * double(a_rows) * double(s.n);
   // Memory-bound rows are judged against read bandwidth, compute-bound rows
   // against the tensor rate of the route (BF16 for the exact FP4 routes).
   r.by_regime = true;
   r.tensor_ceiling = CeilingKind::kBf16Tensor;
-  ctx.add(r, op);
+  ctx.add(r, op).tactic = last_tactic_text();  // what the entry point ran (heuristic or tuned)
   add_peer_rows(ctx, suite, name, s.m, s.n, s.k, s.groups, {ctx.rows.size() - 1});
 }
 
 }  // namespace
 
-void run_dense_suite(SuiteContext& ctx) {
-  const Shape shapes[] = {{1, 64, 2112, 7168}, {1, 128, 7168, 16384}, {1, 4096, 7168, 16384}, {1, 4096, 4096, 7168}, {1, 8192, 8192, 8192}};
+std::vector<GemmRowSpec> dense_rows() {
+  std::vector<GemmRowSpec> rows;
+  const std::int64_t shapes[][3] = {{64, 2112, 7168}, {128, 7168, 16384}, {4096, 7168, 16384}, {4096, 4096, 7168}, {8192, 8192, 8192}};
   for (Fp4Format f : {Fp4Format::kNVFP4, Fp4Format::kMXFP4})
-    for (const Shape& s : shapes) run_shape(ctx, "dense", f, kernels::Layout::kDense, s);
+    for (const auto& s : shapes) rows.push_back(row("dense", GemmOp::kDense, f, 1, s[0], s[1], s[2]));
+  return rows;
 }
 
-void run_decode_suite(SuiteContext& ctx) {
+std::vector<GemmRowSpec> decode_rows() {
+  std::vector<GemmRowSpec> rows;
   for (Fp4Format f : {Fp4Format::kNVFP4, Fp4Format::kMXFP4})
     for (std::int64_t g : {8, 32})
       for (std::int64_t m : {1, 8, 32, 64})
         for (auto [n, k] : {std::pair<std::int64_t, std::int64_t>{4096, 7168}, {7168, 2048}})
-          run_shape(ctx, "decode", f, kernels::Layout::kMasked, {g, m, n, k});
+          rows.push_back(row("decode", GemmOp::kMasked, f, g, m, n, k));
+  return rows;
+}
+
+std::vector<GemmRowSpec> prefill_rows() {
+  std::vector<GemmRowSpec> rows;
+  const std::int64_t shapes[][4] = {{4, 8192, 4096, 7168}, {8, 4096, 7168, 2048}};
+  for (Fp4Format f : {Fp4Format::kNVFP4, Fp4Format::kMXFP4})
+    for (const auto& s : shapes) rows.push_back(row("prefill", GemmOp::kContiguous, f, s[0], s[1], s[2], s[3]));
+  return rows;
+}
+
+void run_dense_suite(SuiteContext& ctx) {
+  for (const GemmRowSpec& r : dense_rows()) run_shape(ctx, "dense", r);
+}
+
+void run_decode_suite(SuiteContext& ctx) {
+  for (const GemmRowSpec& r : decode_rows()) run_shape(ctx, "decode", r);
 }
 
 void run_prefill_suite(SuiteContext& ctx) {
-  const Shape shapes[] = {{4, 8192, 4096, 7168}, {8, 4096, 7168, 2048}};
-  for (Fp4Format f : {Fp4Format::kNVFP4, Fp4Format::kMXFP4})
-    for (const Shape& s : shapes) run_shape(ctx, "prefill", f, kernels::Layout::kContiguous, s);
+  for (const GemmRowSpec& r : prefill_rows()) run_shape(ctx, "prefill", r);
 }
 
 }  // namespace fp4moe::bench

@@ -1,7 +1,8 @@
 // Suites `seed-fc2` and `moe-fc2` (DESIGN.md §6): moe_dense_fc2 on the seed
 // workload (E = 256 experts of W = 256, N = 7168, M = 32..384), with dense
 // alpha and with alpha from uniform random top-8 routing, and cuBLASLt BF16
-// and FP8 on the same dense M x N x K shape in the same run.
+// and FP8 on the same dense M x N x K shape in the same run. The tactic is
+// the entry point's (tuning cache, else heuristic).
 #include <algorithm>
 #include <memory>
 #include <random>
@@ -12,15 +13,30 @@
 #include "bench/peer_rows.hpp"
 #include "bench/suite.hpp"
 #include "common/cuda_check.hpp"
-#include "common/device_info.hpp"
+#include "api/gemm_dispatch.hpp"
 #include "fp4moe/moe.hpp"
-#include "kernels/sm90/gemm_registry.hpp"
-#include "tuning/tactic_space.hpp"
 
 namespace fp4moe::bench {
 namespace {
 
 constexpr std::int64_t kExperts = 256, kWidth = 256, kN = 7168, kK = kExperts * kWidth, kMaxM = 384, kTopK = 8;
+constexpr Fp4Format kFormats[] = {Fp4Format::kNVFP4, Fp4Format::kMXFP4};
+
+/// The token counts of the suites: 32..384 step 32.
+std::vector<std::int64_t> token_counts() {
+  std::vector<std::int64_t> ms;
+  for (std::int64_t m = 32; m <= kMaxM; m += 32) ms.push_back(m);
+  return ms;
+}
+
+std::string shape_text(std::int64_t m) { return "M=" + std::to_string(m) + " N=7168 E=256 W=256"; }
+
+GemmRowSpec fc2_row(const std::string& suite, Fp4Format f, std::int64_t m, bool top_k) {
+  GemmRowSpec r;
+  r.name = suite + " " + format_name(f) + " " + shape_text(m);
+  r.shape = TuneShape{GemmOp::kMoeFc2, f, GemmOutput::kBF16, m, kN, kK, kExperts, kWidth, top_k ? int(kTopK) : 0};
+  return r;
+}
 
 /// Routing of M tokens: dense (every token uses every expert) or top-8.
 std::vector<float> make_alpha(std::int64_t m, bool top_k, std::mt19937_64& rng) {
@@ -64,44 +80,42 @@ double skipping_bytes(const std::vector<float>& alpha, std::int64_t m, std::int6
 void run_fc2_suite(SuiteContext& ctx, const std::string& suite, bool top_k) {
   cudaStream_t st = ctx.timer.stream();
   std::mt19937_64 rng(2026);
-  const Fp4Format formats[] = {Fp4Format::kNVFP4, Fp4Format::kMXFP4};
   // Operands for the largest M; smaller M use the leading rows (the 128x4
   // scale layout of the first M rows is a prefix).
   std::vector<std::unique_ptr<DeviceFp4Tensor>> a_of, b_of;
-  for (Fp4Format f : formats) {
+  for (Fp4Format f : kFormats) {
     a_of.push_back(std::make_unique<DeviceFp4Tensor>(f, kMaxM, kK, 1, 303, st));
     b_of.push_back(std::make_unique<DeviceFp4Tensor>(f, kN, kK, 1, 404, st));
   }
   DeviceAlloc d(static_cast<std::size_t>(kMaxM * kN * 2));
   DeviceAlloc alpha_dev(static_cast<std::size_t>(kMaxM * kExperts * 4));
-  for (std::int64_t m = 32; m <= kMaxM; m += 32) {
-    const std::string shape = "M=" + std::to_string(m) + " N=7168 E=256 W=256";
+  for (std::int64_t m : token_counts()) {
+    const std::string shape = shape_text(m);
     const std::vector<float> alpha = make_alpha(m, top_k, rng);
     FP4MOE_CUDA_CHECK(cudaMemcpy(alpha_dev.p, alpha.data(), alpha.size() * 4, cudaMemcpyHostToDevice));
     const MatrixView av{alpha_dev.p, DType::kFP32, m, kExperts};
     const MatrixView dv{d.p, DType::kBF16, m, kN};
     std::vector<std::size_t> ours;
     for (std::size_t fi = 0; fi < 2; ++fi) {
-      const Fp4Format f = formats[fi];
-      const std::string name = suite + " " + format_name(f) + " " + shape;
-      if (!ctx.wants(name)) continue;
+      const Fp4Format f = kFormats[fi];
+      const GemmRowSpec spec = fc2_row(suite, f, m, top_k);
+      if (!ctx.wants(spec.name)) continue;
       Fp4Tensor a = a_of[fi]->tensor();
       a.rows = m;
       const Fp4Tensor& b = b_of[fi]->tensor();
-      tuning::ProblemShape shape{f, kernels::Layout::kMoeDense, static_cast<int>(m), kN, kK, 1};
-      shape.experts = kExperts;
-      shape.sm_count = detail::current_device_sm_count();
-      const GemmTactic tactic = tuning::pick_tactic(shape);  // what moe_dense_fc2 runs
       Row r;
       r.suite = suite;
-      r.name = name;
+      r.name = spec.name;
       r.impl = "fp4moe";
-      r.tactic = tactic.name() + (top_k ? " skip" : "");
       r.flops = 2.0 * double(m) * kN * kK;  // the dense formulation's work
-      r.bytes = skipping_bytes(alpha, m, tactic.swap_ab ? tactic.block_n : 128, f);
       r.by_regime = true;
       r.tensor_ceiling = CeilingKind::kBf16Tensor;  // exact FP4 on the BF16 route
-      ctx.add(r, [&](cudaStream_t s) { moe_dense_fc2(a, b, av, kWidth, dv, s); });
+      Row& added = ctx.add(r, [&](cudaStream_t s) { moe_dense_fc2(a, b, av, kWidth, dv, s); });
+      // What moe_dense_fc2 ran (the tuning cache's tactic or the heuristic's),
+      // and the fewest bytes at its token tile.
+      const GemmTactic& ran = detail::last_planned_tactic().tactic;
+      added.tactic = last_tactic_text() + (top_k ? " skip" : "");
+      added.bytes = skipping_bytes(alpha, m, ran.swap_ab ? ran.block_n : 128, f);
       ours.push_back(ctx.rows.size() - 1);
     }
     if (ours.empty()) continue;
@@ -113,5 +127,19 @@ void run_fc2_suite(SuiteContext& ctx, const std::string& suite, bool top_k) {
 
 void run_seed_fc2_suite(SuiteContext& ctx) { run_fc2_suite(ctx, "seed-fc2", /*top_k=*/false); }
 void run_moe_fc2_suite(SuiteContext& ctx) { run_fc2_suite(ctx, "moe-fc2", /*top_k=*/true); }
+
+namespace {
+
+std::vector<GemmRowSpec> fc2_rows(const std::string& suite, bool top_k) {
+  std::vector<GemmRowSpec> rows;
+  for (std::int64_t m : token_counts())
+    for (Fp4Format f : kFormats) rows.push_back(fc2_row(suite, f, m, top_k));
+  return rows;
+}
+
+}  // namespace
+
+std::vector<GemmRowSpec> seed_fc2_rows() { return fc2_rows("seed-fc2", false); }
+std::vector<GemmRowSpec> moe_fc2_rows() { return fc2_rows("moe-fc2", true); }
 
 }  // namespace fp4moe::bench

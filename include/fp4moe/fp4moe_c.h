@@ -31,7 +31,8 @@
 extern "C" {
 #endif
 
-#define FP4MOE_C_ABI_VERSION 1
+/* 2: the tuning functions and descriptors (fp4moe_tune_*). */
+#define FP4MOE_C_ABI_VERSION 2
 
 typedef enum {
   FP4MOE_OK = 0,
@@ -57,7 +58,8 @@ typedef enum { FP4MOE_FORMAT_NVFP4 = 0, FP4MOE_FORMAT_MXFP4 = 1 } fp4moe_format;
 
 typedef enum { FP4MOE_SCALES_ROW_MAJOR = 0, FP4MOE_SCALES_TILED_128X4 = 1 } fp4moe_scale_layout;
 
-/* Operation families, for listing compiled tactics. */
+/* Operation families, for listing compiled tactics and naming the operation
+ * of a tuning problem. */
 typedef enum {
   FP4MOE_LAYOUT_DENSE = 0,      /* fp4_gemm_nt */
   FP4MOE_LAYOUT_CONTIGUOUS = 1, /* m_grouped_fp4_gemm_nt_contiguous */
@@ -91,7 +93,7 @@ typedef struct {
   int64_t groups;
 } fp4moe_fp4_tensor;
 
-/* fp4moe::GemmTactic. Passing a null tactic lets the heuristic choose. */
+/* fp4moe::GemmTactic. A null tactic: the tuning cache's for the call if it has one, else the heuristic's. */
 typedef struct {
   int32_t swap_ab; /* 0 or 1 */
   int32_t block_n;
@@ -138,7 +140,7 @@ FP4MOE_C_API fp4moe_status fp4moe_cpu_convert_scale_layout(const void* src, int3
 
 /* ----------------------------------------------------------- GEMMs ---- */
 
-/* include/fp4moe/gemm.hpp. `tactic` may be null (heuristic). */
+/* include/fp4moe/gemm.hpp. `tactic` may be null (tuning cache, else heuristic). */
 FP4MOE_C_API fp4moe_status fp4moe_fp4_gemm_nt(const fp4moe_fp4_tensor* a, const fp4moe_fp4_tensor* b,
                                               const fp4moe_matrix* d, const fp4moe_tactic* tactic, void* stream);
 FP4MOE_C_API fp4moe_status fp4moe_m_grouped_fp4_gemm_nt_contiguous(const fp4moe_fp4_tensor* a,
@@ -181,6 +183,112 @@ FP4MOE_C_API fp4moe_status fp4moe_gemm_tactics(int32_t format, int32_t layout, f
                                                int32_t* count);
 /* GemmTactic::name() into buf (NUL-terminated, truncated to `size`). */
 FP4MOE_C_API fp4moe_status fp4moe_tactic_name(const fp4moe_tactic* tactic, char* buf, int32_t size);
+
+/* ---------------------------------------------------------- tuning ---- */
+
+/* include/fp4moe/tuning.hpp: the autotuner and its persistent cache. Every
+ * GEMM entry point called without a tactic runs the cache's tactic for its
+ * problem if it has one, else the heuristic's. The cache file is JSON, one
+ * per library version, tactic set and device; its location, first that
+ * applies: fp4moe_set_tuning_cache_path(), $FP4MOE_TUNING_CACHE ("off"
+ * disables it), $XDG_CACHE_HOME/fp4moe/tuning.json, $HOME/.cache/fp4moe/tuning.json.
+ *
+ * Strings come back through (buf, size, *length): at most size - 1 bytes and
+ * a NUL are written (nothing when size is 0, and buf may then be null);
+ * *length receives the whole string's length, so a caller whose buffer was
+ * too small calls again with length + 1. */
+
+/* What an operation writes (fp4moe::GemmOutput). */
+typedef enum { FP4MOE_OUTPUT_BF16 = 0, FP4MOE_OUTPUT_FP32 = 1, FP4MOE_OUTPUT_NVFP4 = 2 } fp4moe_gemm_output;
+
+/* fp4moe::TuneShape: one problem to tune. m: tokens per group as the entry
+ * point sees them (dense, MoE: rows of A; contiguous: rows / groups; masked:
+ * expected_m), tuned for the bucket holding it. n: weight rows per group
+ * (moe_fc1: 2I). k: K (moe_fc2: 0 or groups * expert_width). groups:
+ * contiguous/masked G, MoE E, dense 1. expert_width: moe_fc2 W, else 0.
+ * top_k: moe_fc2 only, the routing of the tuner's alpha (0: every token uses
+ * every expert); not part of the cache key. */
+typedef struct {
+  int32_t op;     /* fp4moe_gemm_layout */
+  int32_t format; /* fp4moe_format */
+  int32_t out;    /* fp4moe_gemm_output: bf16/fp32, or bf16/nvfp4 for moe_fc1 */
+  int32_t top_k;
+  int64_t m;
+  int64_t n;
+  int64_t k;
+  int64_t groups;
+  int64_t expert_width;
+} fp4moe_tune_shape;
+
+/* Called after every timed tactic (and once before each shape's first) on
+ * the thread that called fp4moe_tune. Returning non-zero stops tuning:
+ * fp4moe_tune then fails with FP4MOE_ERROR_LIBRARY; the shapes finished
+ * before stay in the cache. */
+typedef int32_t (*fp4moe_tune_progress_fn)(int64_t shape_index, int64_t shapes, int64_t tactics_done, int64_t tactics,
+                                           double elapsed_s, void* user);
+
+/* fp4moe::TuneOptions; fp4moe_tune_options_default gives its defaults. */
+typedef struct {
+  int32_t warmup;         /* untimed runs per tactic (default 3) */
+  int32_t reps;           /* timed runs per tactic, the median counts (default 20) */
+  int32_t cold_l2;        /* 1: evict L2 before every timed run (default), 0: warm */
+  int32_t write_cache;    /* 1: merge the results into the cache file (default) */
+  int64_t max_m;          /* the largest bucket tuned: a multiple of 128, at least 128 (default 8192) */
+  const char* cache_path; /* the file to write; null or "": the current cache path */
+  fp4moe_tune_progress_fn progress; /* may be null */
+  void* progress_user;    /* passed to progress */
+} fp4moe_tune_options;
+
+/* fp4moe::TuneResult, in brief (the cache listing has every tactic's fate). */
+typedef struct {
+  int64_t bucket;          /* the bucket tuned (the token count it ran at) */
+  int32_t ok;              /* 1: a usable tactic was found (and cached) */
+  int32_t candidates;      /* tactics timed */
+  int32_t unusable;        /* of which failed (recorded as unusable) */
+  fp4moe_tactic best;      /* the fastest usable tactic (when ok) */
+  double best_us;
+  fp4moe_tactic heuristic; /* the heuristic's choice for the same problem */
+  double heuristic_us;     /* its time in the same run (0 if it failed) */
+} fp4moe_tune_result;
+
+FP4MOE_C_API fp4moe_status fp4moe_tune_options_default(fp4moe_tune_options* options);
+/* Tunes `count` shapes on the current device (GPU; it allocates, synchronises
+ * and frees) and merges the results into the cache file. options: null for
+ * the defaults. results: null, or `count` results. Every argument is checked
+ * before the GPU is touched. */
+FP4MOE_C_API fp4moe_status fp4moe_tune(const fp4moe_tune_shape* shapes, int32_t count, const fp4moe_tune_options* options,
+                                       fp4moe_tune_result* results);
+/* Parses a shape list (the format of `fp4moe tune --shapes FILE`, in the
+ * README) into shapes, one per bucket, each checked by fp4moe_tune's rules.
+ * name: the list's name in messages ("<name>:<line>: ..."; null: "shapes").
+ * max_m: as in fp4moe_tune_options (0: 8192). Writes at most `capacity`
+ * shapes to `out` (null when capacity is 0) and the total to *count. CPU only. */
+FP4MOE_C_API fp4moe_status fp4moe_parse_shape_list(const char* text, const char* name, int64_t max_m,
+                                                    fp4moe_tune_shape* out, int32_t capacity, int32_t* count);
+/* The bucket holding m (rounded up: every 8 to 128, then every 128), or 0
+ * when it is past max_m (the heuristic decides there). CPU only. */
+FP4MOE_C_API fp4moe_status fp4moe_tuning_bucket(int64_t m, int64_t max_m, int64_t* bucket);
+/* Uses `path` as the cache file in this process; null or "": back to the
+ * environment's choice. The next lookup reads the file. */
+FP4MOE_C_API fp4moe_status fp4moe_set_tuning_cache_path(const char* path);
+/* The cache file in effect ("" when disabled or when there is no HOME). */
+FP4MOE_C_API fp4moe_status fp4moe_tuning_cache_path(char* buf, int64_t size, int64_t* length);
+/* 0: every call without a tactic runs the heuristic's; 1: the cache's (default). */
+FP4MOE_C_API fp4moe_status fp4moe_set_tuning_cache_enabled(int32_t enabled);
+/* Reads the cache file now for the current device; *entries: the usable
+ * entries (0 for a missing, refused or corrupt file: the reason goes to stderr). */
+FP4MOE_C_API fp4moe_status fp4moe_load_tuning_cache(int64_t* entries);
+/* Forgets what was read: the next lookup reads the file again. */
+FP4MOE_C_API fp4moe_status fp4moe_reload_tuning_cache(void);
+/* The current device's cached tactic for a problem: *found = 1 and *tactic
+ * set, or *found = 0 (the heuristic would decide). */
+FP4MOE_C_API fp4moe_status fp4moe_cached_tactic(const fp4moe_tune_shape* shape, fp4moe_tactic* tactic, int32_t* found);
+/* A readable listing of a cache file (path null or "": the current one):
+ * whether it is usable here, and every entry. A bad file is described, not
+ * an error. Needs no GPU (without one, only the build is compared). */
+FP4MOE_C_API fp4moe_status fp4moe_describe_tuning_cache(const char* path, char* buf, int64_t size, int64_t* length);
+/* The tactic-space version (16 hex digits), part of a cache's identity. */
+FP4MOE_C_API fp4moe_status fp4moe_tactic_space_version(char* buf, int64_t size, int64_t* length);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -46,7 +46,8 @@ struct GemmTactic {
 
 struct GemmOptions {
   /// Forces a tactic (must be one compiled in: see gemm_tactics()). Null: the
-  /// heuristic picks.
+  /// tuning cache's tactic for the call if it has one (fp4moe/tuning.hpp),
+  /// else the heuristic's.
   const GemmTactic* tactic = nullptr;
 };
 

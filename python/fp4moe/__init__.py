@@ -8,13 +8,33 @@ InvalidArgumentError (a ValueError) before anything is launched; CUDA
 failures raise CudaError (a RuntimeError); messages are the C++ library's.
 
 The library binding itself needs no PyTorch (fp4moe.library_version(),
-fp4moe.abi_version(), fp4moe.gemm_tactics()); the operations do.
+fp4moe.abi_version(), fp4moe.gemm_tactics(), and the autotuner and its cache:
+fp4moe.tune(), fp4moe.describe_tuning_cache(), ...); the operations do.
 """
 
 from . import _capi
 from .errors import CudaError, Fp4moeError, InternalError, InvalidArgumentError, LibraryError, OutOfMemoryError
 from .formats import MXFP4, NVFP4, ROW_MAJOR, TILED_128X4
 from .tactics import GemmTactic, gemm_tactics
+from .tuning import (
+    TuneProgress,
+    TuneResult,
+    TuneShape,
+    cached_tactic,
+    describe_tuning_cache,
+    load_tuning_cache,
+    parse_shape_list,
+    print_tuning_cache,
+    read_shape_list,
+    reload_tuning_cache,
+    set_tuning_cache_enabled,
+    set_tuning_cache_path,
+    tactic_space_version,
+    tune,
+    tune_shape_list,
+    tuning_bucket,
+    tuning_cache_path,
+)
 
 __version__ = _capi.version()
 
@@ -74,5 +94,8 @@ __all__ = [
     "Fp4moeError", "InvalidArgumentError", "CudaError", "LibraryError", "OutOfMemoryError", "InternalError",
     "NVFP4", "MXFP4", "ROW_MAJOR", "TILED_128X4", "library_version", "abi_version",
     "GemmTactic", "gemm_tactics",
+    "TuneShape", "TuneProgress", "TuneResult", "tune", "tune_shape_list", "parse_shape_list", "read_shape_list",
+    "tuning_bucket", "set_tuning_cache_path", "tuning_cache_path", "set_tuning_cache_enabled", "load_tuning_cache",
+    "reload_tuning_cache", "cached_tactic", "describe_tuning_cache", "print_tuning_cache", "tactic_space_version",
     *_TORCH_API,
 ]

@@ -12,7 +12,7 @@ from . import _library
 from .errors import CudaError, Fp4moeError, InternalError, InvalidArgumentError, LibraryError, OutOfMemoryError
 
 #: The FP4MOE_C_ABI_VERSION this package was written for.
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 # fp4moe_status
 OK, ERROR_INVALID_ARGUMENT, ERROR_CUDA, ERROR_OUT_OF_MEMORY, ERROR_LIBRARY, ERROR_INTERNAL = range(6)
@@ -22,8 +22,10 @@ DTYPE_E2M1X2, DTYPE_E4M3, DTYPE_UE8M0, DTYPE_BF16, DTYPE_FP32, DTYPE_I32 = range
 FORMAT_NVFP4, FORMAT_MXFP4 = range(2)
 # fp4moe_scale_layout
 SCALES_ROW_MAJOR, SCALES_TILED_128X4 = range(2)
-# fp4moe_gemm_layout
+# fp4moe_gemm_layout (also the operation of a tuning problem)
 LAYOUT_DENSE, LAYOUT_CONTIGUOUS, LAYOUT_MASKED, LAYOUT_MOE_DENSE, LAYOUT_MOE_FC1 = range(5)
+# fp4moe_gemm_output
+OUTPUT_BF16, OUTPUT_FP32, OUTPUT_NVFP4 = range(3)
 
 
 class Matrix(ctypes.Structure):
@@ -68,7 +70,58 @@ class Tactic(ctypes.Structure):
     ]
 
 
+class TuneShape(ctypes.Structure):
+    """fp4moe_tune_shape (fp4moe::TuneShape)."""
+
+    _fields_ = [
+        ("op", c_int32),
+        ("format", c_int32),
+        ("out", c_int32),
+        ("top_k", c_int32),
+        ("m", c_int64),
+        ("n", c_int64),
+        ("k", c_int64),
+        ("groups", c_int64),
+        ("expert_width", c_int64),
+    ]
+
+
+#: fp4moe_tune_progress_fn: (shape_index, shapes, tactics_done, tactics, elapsed_s, user) -> non-zero stops.
+TUNE_PROGRESS = ctypes.CFUNCTYPE(c_int32, c_int64, c_int64, c_int64, c_int64, ctypes.c_double, c_void_p)
+
+
+class TuneOptions(ctypes.Structure):
+    """fp4moe_tune_options (fp4moe::TuneOptions)."""
+
+    _fields_ = [
+        ("warmup", c_int32),
+        ("reps", c_int32),
+        ("cold_l2", c_int32),
+        ("write_cache", c_int32),
+        ("max_m", c_int64),
+        ("cache_path", c_char_p),
+        ("progress", TUNE_PROGRESS),
+        ("progress_user", c_void_p),
+    ]
+
+
+class TuneResult(ctypes.Structure):
+    """fp4moe_tune_result."""
+
+    _fields_ = [
+        ("bucket", c_int64),
+        ("ok", c_int32),
+        ("candidates", c_int32),
+        ("unusable", c_int32),
+        ("best", Tactic),
+        ("best_us", ctypes.c_double),
+        ("heuristic", Tactic),
+        ("heuristic_us", ctypes.c_double),
+    ]
+
+
 _M, _F, _T = POINTER(Matrix), POINTER(Fp4), POINTER(Tactic)
+_I64P = POINTER(c_int64)
 _I32P = c_void_p  # device int32 arrays travel as addresses
 _FP = c_void_p    # so do float pointers (device or host)
 
@@ -97,6 +150,18 @@ _PROTOTYPES = {
     "fp4moe_moe_routing_alpha": (c_int32, [_I32P, _FP, c_int32, _FP, _M, c_void_p]),
     "fp4moe_gemm_tactics": (c_int32, [c_int32, c_int32, _T, c_int32, POINTER(c_int32)]),
     "fp4moe_tactic_name": (c_int32, [_T, c_char_p, c_int32]),
+    "fp4moe_tune_options_default": (c_int32, [POINTER(TuneOptions)]),
+    "fp4moe_tune": (c_int32, [POINTER(TuneShape), c_int32, POINTER(TuneOptions), POINTER(TuneResult)]),
+    "fp4moe_parse_shape_list": (c_int32, [c_char_p, c_char_p, c_int64, POINTER(TuneShape), c_int32, POINTER(c_int32)]),
+    "fp4moe_tuning_bucket": (c_int32, [c_int64, c_int64, _I64P]),
+    "fp4moe_set_tuning_cache_path": (c_int32, [c_char_p]),
+    "fp4moe_tuning_cache_path": (c_int32, [c_char_p, c_int64, _I64P]),
+    "fp4moe_set_tuning_cache_enabled": (c_int32, [c_int32]),
+    "fp4moe_load_tuning_cache": (c_int32, [_I64P]),
+    "fp4moe_reload_tuning_cache": (c_int32, []),
+    "fp4moe_cached_tactic": (c_int32, [POINTER(TuneShape), _T, POINTER(c_int32)]),
+    "fp4moe_describe_tuning_cache": (c_int32, [c_char_p, c_char_p, c_int64, _I64P]),
+    "fp4moe_tactic_space_version": (c_int32, [c_char_p, c_int64, _I64P]),
 }
 
 
@@ -141,3 +206,15 @@ def call(name: str, *args) -> None:
 
 def version() -> str:
     return lib.fp4moe_version().decode()
+
+
+def string(name: str, *args) -> str:
+    """Calls a C function that returns a string through (buf, size, *length)
+    after `args`, growing the buffer until the whole string fits."""
+    length = c_int64(0)
+    call(name, *args, None, 0, ctypes.byref(length))
+    while True:
+        buf = ctypes.create_string_buffer(length.value + 1)
+        call(name, *args, buf, len(buf), ctypes.byref(length))
+        if length.value < len(buf):  # it did not grow in between (a file being rewritten can)
+            return buf.value.decode("utf-8", errors="replace")

@@ -50,7 +50,7 @@ def matrix(t: torch.Tensor) -> _capi.Matrix:
 
 
 def tactic(t):
-    """A GemmTactic as a descriptor, None (heuristic) for None."""
+    """A GemmTactic as a descriptor, None (tuning cache, else heuristic) for None."""
     if t is None:
         return None
     return _capi.Tactic(int(t.swap_ab), t.block_n, t.block_k, t.stages, t.split_k)

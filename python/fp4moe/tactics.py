@@ -20,7 +20,8 @@ LAYOUTS = {
 @dataclass(frozen=True)
 class GemmTactic:
     """fp4moe::GemmTactic. Pass one as `tactic=` to force it (it must be one
-    of gemm_tactics(); split_k 1, 2, 4 or 8); None lets the heuristic pick.
+    of gemm_tactics(); split_k 1, 2, 4 or 8); None runs the tuning cache's
+    tactic for the call if it has one (fp4moe.tune), else the heuristic's.
 
     swap_ab  weights on wgmma's M side, tokens on N (the decode path)
     block_n  rows of the shared-memory operand per CTA

@@ -8,8 +8,6 @@
 namespace fp4moe {
 
 using detail::ArgCheck;
-using detail::kMax32;
-using kernels::Layout;
 
 void fp4_gemm_nt(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& d, cudaStream_t stream, const GemmOptions& options) {
   const ArgCheck c("fp4_gemm_nt");
@@ -17,8 +15,8 @@ void fp4_gemm_nt(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& d, cu
   c.require(a.groups == 1, "a.groups", "must be 1 (dense GEMM)", std::to_string(a.groups));
   c.require(b.groups == 1, "b.groups", "must be 1 (dense GEMM)", std::to_string(b.groups));
   detail::check_output(c, d, a.rows, b.rows, 1, a, b);
-  const auto pl = detail::plan_gemm(c, a.format, Layout::kDense, static_cast<int>(std::min<std::int64_t>(a.rows, kMax32)),
-                                    a.rows, b.rows, a.cols, 1, options);
+  const TuneShape call{GemmOp::kDense, a.format, detail::output_of(d.dtype), a.rows, b.rows, a.cols, 1};
+  const auto pl = detail::plan_gemm(c, call, a.rows, options);
   if (a.rows == 0 || b.rows == 0) return;
   detail::launch_gemm(pl, a, b, detail::gemm_params(a, b, d, a.rows), stream);
 }
@@ -33,8 +31,11 @@ void m_grouped_fp4_gemm_nt_contiguous(const Fp4Tensor& a, const Fp4Tensor& b, co
   c.not_null(m_indices, "m_indices");
   c.aligned(m_indices, 4, "m_indices");
   detail::check_output(c, d, a.rows, b.rows, 1, a, b);
-  const int per_group = static_cast<int>(std::max<std::int64_t>(1, a.rows / b.groups));
-  const auto pl = detail::plan_gemm(c, a.format, Layout::kContiguous, per_group, a.rows, b.rows, a.cols, b.groups, options);
+  // Tokens per expert as the heuristic and the tuning buckets see it: rows
+  // (padding included) over experts.
+  const TuneShape call{GemmOp::kContiguous, a.format, detail::output_of(d.dtype), std::max<std::int64_t>(1, a.rows / b.groups),
+                       b.rows, a.cols, b.groups};
+  const auto pl = detail::plan_gemm(c, call, a.rows, options);
   if (a.rows == 0 || b.rows == 0) return;
   kernels::GemmParams p = detail::gemm_params(a, b, d, a.rows);
   p.m_indices = m_indices;
@@ -52,8 +53,9 @@ void m_grouped_fp4_gemm_nt_masked(const Fp4Tensor& a, const Fp4Tensor& b, const 
   c.aligned(masked_m, 4, "masked_m");
   c.require(expected_m >= 0, "expected_m", "must not be negative", std::to_string(expected_m));
   detail::check_output(c, d, a.rows, b.rows, a.groups, a, b);
-  const int hint = expected_m > 0 ? expected_m : static_cast<int>(std::min<std::int64_t>(a.rows, kMax32));
-  const auto pl = detail::plan_gemm(c, a.format, Layout::kMasked, hint, a.rows, b.rows, a.cols, b.groups, options);
+  const TuneShape call{GemmOp::kMasked, a.format, detail::output_of(d.dtype), expected_m > 0 ? expected_m : a.rows, b.rows,
+                       a.cols, b.groups};
+  const auto pl = detail::plan_gemm(c, call, a.rows, options);
   if (a.rows == 0 || b.rows == 0) return;
   kernels::GemmParams p = detail::gemm_params(a, b, d, a.rows);
   p.masked_m = masked_m;

@@ -6,6 +6,8 @@
 #include "api/fp4_tensor_checks.hpp"
 #include "common/device_info.hpp"
 #include "common/split_k_workspace.hpp"
+#include "tuning/problem_key.hpp"
+#include "tuning/runtime_cache.hpp"
 #include "tuning/tactic_space.hpp"
 
 namespace fp4moe::detail {
@@ -57,17 +59,40 @@ void check_output(const ArgCheck& c, const MatrixView& d, std::int64_t rows, std
 
 namespace {
 
-const kernels::KernelEntry& find_kernel(const ArgCheck& c, Fp4Format f, kernels::Layout layout, const GemmTactic& want) {
-  GemmTactic base = want;
-  base.split_k = 1;  // every kernel runs any split_k
-  for (const auto& e : kernels::kernel_registry())
-    if (e.format == f && e.layout == layout && e.tactic == base) return e;
-  std::string known;
-  for (const GemmTactic& t : tuning::compiled_tactics(f, layout)) known += (known.empty() ? "" : "; ") + t.name();
-  throw InvalidArgument(c.function(), "options.tactic",
-                        "is not compiled for this format and layout (compiled: " + known + ", each with split_k 1, 2, 4 or 8) (got " +
-                            want.name() + ")");
+/// The compiled kernel of a forced tactic, or InvalidArgument naming
+/// options.tactic with the rule it breaks.
+const kernels::KernelEntry& checked_kernel(const ArgCheck& c, const tuning::ProblemShape& shape, const GemmTactic& t) {
+  const tuning::TacticCheck check = tuning::check_tactic(shape, t);
+  switch (check.fault) {
+    case tuning::TacticFault::kNone: break;
+    case tuning::TacticFault::kNotCompiled: {
+      std::string known;
+      for (const GemmTactic& k : tuning::compiled_tactics(shape.format, shape.layout)) known += (known.empty() ? "" : "; ") + k.name();
+      c.require(false, "options.tactic",
+                "is not compiled for this format and layout (compiled: " + known + ", each with split_k 1, 2, 4 or 8)",
+                t.name());
+      break;
+    }
+    case tuning::TacticFault::kSplitKChoice:
+      c.require(false, "options.tactic", "split_k must be 1, 2, 4 or 8", std::to_string(t.split_k));
+      break;
+    case tuning::TacticFault::kSplitKNotCompiled:
+      c.require(false, "options.tactic",
+                "split_k must be 1: this tile is compiled without split-K (its accumulators leave no registers for it)",
+                std::to_string(t.split_k));
+      break;
+    case tuning::TacticFault::kSplitKUnits:
+      c.require(false, "options.tactic",
+                "split_k must not exceed the " +
+                    std::string(shape.layout == kernels::Layout::kMoeDense ? "experts" : "K blocks") + " it slices (" +
+                    std::to_string(check.units) + ")",
+                std::to_string(t.split_k));
+      break;
+  }
+  return *check.kernel;
 }
+
+thread_local PlannedTactic t_last_plan;
 
 kernels::OperandParams operand(const Fp4Tensor& t) {
   kernels::OperandParams o;
@@ -81,29 +106,39 @@ kernels::OperandParams operand(const Fp4Tensor& t) {
 
 }  // namespace
 
-GemmPlan plan_gemm(const ArgCheck& c, Fp4Format f, kernels::Layout layout, int m_hint, std::int64_t m_rows, std::int64_t n,
-                   std::int64_t k, std::int64_t groups, const GemmOptions& opt, int experts) {
-  tuning::ProblemShape shape{f, layout, std::max(1, m_hint), static_cast<int>(n), static_cast<int>(k), static_cast<int>(groups)};
-  shape.experts = experts;
-  if (!opt.tactic) shape.sm_count = current_device_sm_count();
-  const GemmTactic t = opt.tactic ? *opt.tactic : tuning::pick_tactic(shape);
-  const kernels::KernelEntry& e = find_kernel(c, f, layout, t);
-  const int units = tuning::split_k_units(shape, t);
-  c.require(std::find(std::begin(tuning::kSplitKChoices), std::end(tuning::kSplitKChoices), t.split_k) !=
-                std::end(tuning::kSplitKChoices),
-            "options.tactic", "split_k must be 1, 2, 4 or 8", std::to_string(t.split_k));
-  c.require(t.split_k <= e.max_split_k, "options.tactic",
-            "split_k must be 1: this tile is compiled without split-K (its accumulators leave no registers for it)",
-            std::to_string(t.split_k));
-  c.require(t.split_k <= units, "options.tactic",
-            "split_k must not exceed the " + std::string(layout == kernels::Layout::kMoeDense ? "experts" : "K blocks") +
-                " it slices (" + std::to_string(units) + ")",
-            std::to_string(t.split_k));
-  const std::int64_t bt = t.swap_ab ? t.block_n : e.block_m, bw = t.swap_ab ? e.block_m : t.block_n;
-  const std::int64_t t_blocks =
-      layout == kernels::Layout::kMasked ? groups * ((m_rows + bt - 1) / bt) : (m_rows + bt - 1) / bt;
-  return {&e, t_blocks * ((n + bw - 1) / bw), t.split_k, e.block_m * t.block_n};
+GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call, std::int64_t m_rows, const GemmOptions& opt) {
+  tuning::ProblemShape shape = tuning::problem_shape(call);
+  GemmTactic t;
+  const kernels::KernelEntry* e = nullptr;
+  PlannedTactic::Source source = PlannedTactic::Source::kForced;
+  if (opt.tactic) {
+    t = *opt.tactic;
+    e = &checked_kernel(c, shape, t);
+  } else {
+    shape.sm_count = current_device_sm_count();
+    if (const GemmTactic* hit = tuning::runtime_cache().lookup(current_device(), tuning::key_of(call))) {
+      const tuning::TacticCheck check = tuning::check_tactic(shape, *hit);
+      if (check.ok()) {
+        t = *hit;
+        e = check.kernel;
+        source = PlannedTactic::Source::kCache;
+      }
+    }
+    if (!e) {
+      t = tuning::pick_tactic(shape);
+      e = &checked_kernel(c, shape, t);
+      source = PlannedTactic::Source::kHeuristic;
+    }
+  }
+  t_last_plan = {t, source};
+  const std::int64_t bt = t.swap_ab ? t.block_n : e->block_m, bw = t.swap_ab ? e->block_m : t.block_n;
+  // Weight rows the kernel tiles: FC1 tiles every expert's 2I rows as one.
+  const std::int64_t n_rows = call.op == GemmOp::kMoeFc1 ? call.n * call.groups : call.n;
+  const std::int64_t t_blocks = call.op == GemmOp::kMasked ? call.groups * ((m_rows + bt - 1) / bt) : (m_rows + bt - 1) / bt;
+  return {e, t_blocks * ((n_rows + bw - 1) / bw), t.split_k, e->block_m * t.block_n};
 }
+
+const PlannedTactic& last_planned_tactic() { return t_last_plan; }
 
 kernels::GemmParams gemm_params(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& d, std::int64_t m) {
   kernels::GemmParams p;

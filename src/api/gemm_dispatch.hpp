@@ -8,6 +8,7 @@
 
 #include "api/check.hpp"
 #include "fp4moe/gemm.hpp"
+#include "fp4moe/tuning.hpp"
 #include "kernels/sm90/gemm_params.hpp"
 #include "kernels/sm90/gemm_registry.hpp"
 
@@ -33,12 +34,27 @@ struct GemmPlan {
   std::int64_t tile_elems;  ///< accumulator elements of one output tile
 };
 
-/// The caller's tactic or the heuristic's, and its compiled kernel; throws
-/// InvalidArgument naming options.tactic when it is not compiled or its
-/// split_k is not one of 1, 2, 4, 8 or exceeds what K can be sliced into.
-/// `experts`: MoE-dense only (split-K slices whole experts).
-GemmPlan plan_gemm(const ArgCheck& c, Fp4Format f, kernels::Layout layout, int m_hint, std::int64_t m_rows, std::int64_t n,
-                   std::int64_t k, std::int64_t groups, const GemmOptions& opt, int experts = 0);
+/// What an output view holds, as the tuning key spells it.
+inline GemmOutput output_of(DType d) { return d == DType::kFP32 ? GemmOutput::kFP32 : GemmOutput::kBF16; }
+
+/// Picks the tactic and its compiled kernel for a call described as the
+/// tuner describes it (`call.m`: tokens per group, the heuristic's and the
+/// buckets' M). The caller's tactic if given (throws InvalidArgument naming
+/// options.tactic when it is not compiled, its split_k is not 1, 2, 4 or 8,
+/// the tile has no split-K, or split_k exceeds what K can be sliced into);
+/// else the tuning cache's entry for the call if it has one; else the
+/// heuristic's. `m_rows`: rows of the token dimension the kernel walks (masked:
+/// rows per group). A forced tactic makes no CUDA call here.
+GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call, std::int64_t m_rows, const GemmOptions& opt);
+
+/// Where the last plan_gemm of this thread got its tactic (tests and the
+/// sweep benchmark check that a tuned tactic is the one that runs).
+struct PlannedTactic {
+  enum class Source { kNone, kForced, kCache, kHeuristic };
+  GemmTactic tactic;
+  Source source = Source::kNone;
+};
+const PlannedTactic& last_planned_tactic();
 
 /// Launches the plan; split-K takes the library's workspace for `stream`
 /// (common/split_k_workspace.hpp).

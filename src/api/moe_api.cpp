@@ -49,9 +49,9 @@ void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alp
   c.require(!detail::ranges_overlap(d.data, detail::output_span_bytes(d, a.rows, b.rows, 1), alpha.data,
                                     alpha_span_bytes(alpha)),
             "d.data", "must not overlap alpha.data");
-  const auto pl = detail::plan_gemm(c, a.format, kernels::Layout::kMoeDense,
-                                    static_cast<int>(std::min<std::int64_t>(a.rows, detail::kMax32)), a.rows, b.rows, a.cols,
-                                    1, options, static_cast<int>(alpha.cols));
+  TuneShape call{GemmOp::kMoeFc2, a.format, detail::output_of(d.dtype), a.rows, b.rows, a.cols, alpha.cols};
+  call.expert_width = expert_width;
+  const auto pl = detail::plan_gemm(c, call, a.rows, options);
   if (a.rows == 0 || b.rows == 0) return;
   kernels::GemmParams p = detail::gemm_params(a, b, d, a.rows);
   p.experts = static_cast<std::int32_t>(alpha.cols);
@@ -80,9 +80,9 @@ void run_fc1(const ArgCheck& c, const Fp4Tensor& a, const Fp4Tensor& b, const fl
   const std::int64_t inter = b.rows / 2, out_cols = b.groups * inter;
   // Tiles are planned over all 2·E·I weight rows: one tile is 256 of them
   // (128 output columns).
-  const auto pl = detail::plan_gemm(c, a.format, kernels::Layout::kMoeFc1,
-                                    static_cast<int>(std::min<std::int64_t>(a.rows, detail::kMax32)), a.rows, 2 * out_cols,
-                                    a.cols, 1, options);
+  const TuneShape call{GemmOp::kMoeFc1, a.format, fp4_data ? GemmOutput::kNVFP4 : GemmOutput::kBF16, a.rows, b.rows, a.cols,
+                       b.groups};
+  const auto pl = detail::plan_gemm(c, call, a.rows, options);
   if (a.rows == 0 || b.rows == 0) return;
   kernels::GemmParams p = detail::gemm_params(a, b, d, a.rows);
   p.n = static_cast<std::int32_t>(out_cols);

@@ -87,5 +87,89 @@ GemmTactic pick_tactic(const ProblemShape& shape) {
   return t;
 }
 
+kernels::Layout layout_of(GemmOp op) {
+  switch (op) {
+    case GemmOp::kDense: return kernels::Layout::kDense;
+    case GemmOp::kContiguous: return kernels::Layout::kContiguous;
+    case GemmOp::kMasked: return kernels::Layout::kMasked;
+    case GemmOp::kMoeFc2: return kernels::Layout::kMoeDense;
+    case GemmOp::kMoeFc1: return kernels::Layout::kMoeFc1;
+  }
+  return kernels::Layout::kDense;
+}
+
+ProblemShape problem_shape(const TuneShape& call) {
+  static constexpr std::int64_t kMaxInt = 0x7fffffff;
+  auto clamp = [](std::int64_t v) { return static_cast<int>(std::clamp<std::int64_t>(v, 0, kMaxInt)); };
+  ProblemShape s{call.format, layout_of(call.op), std::max(1, clamp(call.m)), clamp(call.n), clamp(call.k), 1};
+  switch (call.op) {
+    case GemmOp::kDense: break;
+    case GemmOp::kContiguous:
+    case GemmOp::kMasked: s.groups = clamp(call.groups); break;
+    case GemmOp::kMoeFc2: s.experts = clamp(call.groups); break;
+    case GemmOp::kMoeFc1:
+      s.experts = clamp(call.groups);
+      s.n = clamp(call.n * call.groups);  // every expert's 2I rows side by side
+      break;
+  }
+  return s;
+}
+
+TacticCheck check_tactic(const ProblemShape& shape, const GemmTactic& tactic) {
+  TacticCheck r;
+  GemmTactic base = tactic;
+  base.split_k = 1;  // every kernel runs any split_k
+  for (const auto& e : kernels::kernel_registry())
+    if (e.format == shape.format && e.layout == shape.layout && e.tactic == base) r.kernel = &e;
+  if (!r.kernel) {
+    r.fault = TacticFault::kNotCompiled;
+    return r;
+  }
+  r.units = split_k_units(shape, tactic);
+  if (std::find(std::begin(kSplitKChoices), std::end(kSplitKChoices), tactic.split_k) == std::end(kSplitKChoices))
+    r.fault = TacticFault::kSplitKChoice;
+  else if (tactic.split_k > r.kernel->max_split_k)
+    r.fault = TacticFault::kSplitKNotCompiled;
+  else if (tactic.split_k > r.units)
+    r.fault = TacticFault::kSplitKUnits;
+  return r;
+}
+
+std::vector<GemmTactic> candidate_tactics(const ProblemShape& shape) {
+  std::vector<GemmTactic> out;
+  for (const GemmTactic& tile : compiled_tactics(shape.format, shape.layout))
+    for (int split : kSplitKChoices) {
+      GemmTactic t = tile;
+      t.split_k = split;
+      if (check_tactic(shape, t).ok()) out.push_back(t);
+    }
+  return out;
+}
+
+std::string tactic_space_version() {
+  std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a, 64 bits
+  auto mix = [&](std::int64_t v) {
+    for (int i = 0; i < 8; ++i) {
+      h ^= static_cast<std::uint64_t>(v >> (8 * i)) & 0xff;
+      h *= 0x100000001b3ull;
+    }
+  };
+  for (int split : kSplitKChoices) mix(split);
+  for (const auto& e : kernels::kernel_registry()) {
+    mix(static_cast<int>(e.format));
+    mix(static_cast<int>(e.layout));
+    mix(e.tactic.swap_ab);
+    mix(e.tactic.block_n);
+    mix(e.tactic.block_k);
+    mix(e.tactic.stages);
+    mix(e.block_m);
+    mix(e.ctas_per_sm);
+    mix(e.max_split_k);
+  }
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
 }  // namespace tuning
 }  // namespace fp4moe

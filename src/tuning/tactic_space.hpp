@@ -2,10 +2,13 @@
 // device code never sees this file.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "fp4moe/gemm.hpp"
+#include "fp4moe/tuning.hpp"
 #include "kernels/sm90/gemm_params.hpp"
+#include "kernels/sm90/gemm_registry.hpp"
 
 namespace fp4moe::tuning {
 
@@ -17,9 +20,17 @@ struct ProblemShape {
   int n;
   int k;
   int groups;
-  int experts = 0;  ///< MoE-dense: E (split-K slices whole experts)
+  int experts = 0;  ///< MoE-dense: E (split-K slices whole experts); FC1: E (informational)
   int sm_count = 132;
 };
+
+/// The kernel layout that runs an operation.
+kernels::Layout layout_of(GemmOp op);
+
+/// The heuristic's view of a call described as a TuneShape (what both the
+/// entry points and the tuner describe a call with): FC1 runs as one group of
+/// E·2I weight rows. sm_count is left at its default.
+ProblemShape problem_shape(const TuneShape& call);
 
 /// Split-K values every kernel accepts at run time.
 constexpr int kSplitKChoices[] = {1, 2, 4, 8};
@@ -34,5 +45,35 @@ std::vector<GemmTactic> compiled_tactics(Fp4Format format, kernels::Layout layou
 
 /// The heuristic's choice for a shape.
 GemmTactic pick_tactic(const ProblemShape& shape);
+
+/// Why a tactic cannot run a shape: the rules the entry points enforce on
+/// GemmOptions::tactic, and the tuner's filter of its candidates.
+enum class TacticFault {
+  kNone,
+  kNotCompiled,        ///< no kernel of this (format, layout, tile)
+  kSplitKChoice,       ///< split_k is not 1, 2, 4 or 8
+  kSplitKNotCompiled,  ///< the tile is compiled without split-K
+  kSplitKUnits,        ///< more slices than experts (MoE-dense) or K blocks
+};
+
+struct TacticCheck {
+  const kernels::KernelEntry* kernel = nullptr;  ///< set unless kNotCompiled
+  TacticFault fault = TacticFault::kNone;
+  int units = 0;  ///< what split-K slices (experts or K blocks)
+  bool ok() const { return fault == TacticFault::kNone; }
+};
+
+/// Checks `tactic` against `shape` (no CUDA calls; any M).
+TacticCheck check_tactic(const ProblemShape& shape, const GemmTactic& tactic);
+
+/// The tactic space of a shape: every compiled tile of its format and layout
+/// × every split_k of kSplitKChoices, keeping those check_tactic accepts.
+std::vector<GemmTactic> candidate_tactics(const ProblemShape& shape);
+
+/// A version of the compiled tactic set: a hash of every registry entry
+/// (format, layout, tile, stages, CTAs per SM, split-K limit) and of the
+/// split-K choices, as 16 hex digits. Adding or changing a tactic changes it,
+/// which invalidates tuning caches written before.
+std::string tactic_space_version();
 
 }  // namespace fp4moe::tuning

@@ -47,6 +47,28 @@ int main(void) {
   char name[64];
   expect(fp4moe_tactic_name(&t, name, (int32_t)sizeof name) == FP4MOE_OK && strstr(name, " bn") != NULL, "tactic name");
 
+  /* Tuning, the parts that need no GPU: buckets, shape lists, the cache path. */
+  int64_t bucket = 0;
+  expect(fp4moe_tuning_bucket(129, 8192, &bucket) == FP4MOE_OK && bucket == 256, "bucket of 129");
+  expect(fp4moe_tuning_bucket(8193, 8192, &bucket) == FP4MOE_OK && bucket == 0, "past the maximum: no bucket");
+  fp4moe_tune_shape shapes[4];
+  int32_t n = 0;
+  expect(fp4moe_parse_shape_list("masked nvfp4 bf16 groups=8 m=1-24 n=4096 k=7168\n", NULL, 0, shapes, 4, &n) ==
+                 FP4MOE_OK &&
+             n == 3 && shapes[2].m == 24 && shapes[0].op == FP4MOE_LAYOUT_MASKED && shapes[0].groups == 8,
+         "shape list parsed, one shape per bucket");
+  expect(fp4moe_parse_shape_list("dense nvfp4 bf16 m=1 n=256 k=250\n", "list", 0, shapes, 4, &n) ==
+                 FP4MOE_ERROR_INVALID_ARGUMENT &&
+             strstr(fp4moe_last_error(), "list:1: k must be a multiple of 32") != NULL,
+         "a bad shape list names the line");
+  expect(fp4moe_set_tuning_cache_path("/tmp/fp4moe-c-test.json") == FP4MOE_OK, "set the cache path");
+  char path[64];
+  int64_t length = 0;
+  expect(fp4moe_tuning_cache_path(path, (int64_t)sizeof path, &length) == FP4MOE_OK &&
+             strcmp(path, "/tmp/fp4moe-c-test.json") == 0 && length == (int64_t)strlen(path),
+         "the cache path set is the one in effect");
+  expect(fp4moe_set_tuning_cache_path(NULL) == FP4MOE_OK, "back to the default path");
+
   printf("%d passed, %d failed\n", failures ? 0 : 1, failures ? 1 : 0);
   return failures ? 1 : 0;
 }

@@ -5,9 +5,15 @@ The tests import fp4moe from PYTHONPATH (python/ in the repository, with
 FP4MOE_LIBRARY naming a built libfp4moe_c.so) or from an installed package.
 """
 
+import os
 import warnings
 
 import pytest
+
+# The tests never read the user's tuning cache: an operation run without a
+# tactic gets the heuristic's, whatever was tuned on this machine. The tuning
+# tests set their own file (set_tuning_cache_path wins) or environment.
+os.environ["FP4MOE_TUNING_CACHE"] = "off"
 
 # torch without numpy says so on import; the tests do not use numpy.
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy")

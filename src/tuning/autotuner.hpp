@@ -1,0 +1,51 @@
+// The autotuner: times every candidate tactic of a shape and keeps the
+// fastest. The selection loop is separate from the GPU (measure is a
+// callback), so its failure handling is tested on the CPU. Host only.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "fp4moe/error.hpp"
+#include "fp4moe/tuning.hpp"
+#include "tuning/tuning_cache.hpp"
+
+namespace fp4moe::tuning {
+
+/// Thrown by a measurement when tuning cannot go on at all (the CUDA context
+/// is broken): select_best lets it through instead of marking one tactic.
+class TuningAborted : public Error {
+ public:
+  using Error::Error;
+};
+
+/// Times one tactic, in microseconds. Throwing anything but TuningAborted, or
+/// returning a time that is not finite and positive, marks it unusable.
+using MeasureFn = std::function<double(const GemmTactic&)>;
+/// Called after each tactic: (tactics done, tactics).
+using TacticProgressFn = std::function<void(std::size_t, std::size_t)>;
+
+struct Selection {
+  std::vector<TacticTiming> timings;  ///< one per candidate, in order
+  int best = -1;                      ///< index into timings; -1 when none is usable
+};
+
+/// Measures every candidate; the best is the smallest time (the first on ties).
+Selection select_best(const std::vector<GemmTactic>& candidates, const MeasureFn& measure,
+                      const TacticProgressFn& progress = {});
+
+/// The cache entry of a tuned result (result.ok must hold).
+CacheEntry cache_entry(const TuneResult& result);
+
+/// Checks a shape and options against the tuner's rules, throwing
+/// InvalidArgument("tune", "shapes[i].<field>" or "options.<field>", rule).
+/// Returns the shape normalised: k filled in for FC2 from groups·width.
+TuneShape checked_shape(const TuneShape& shape, std::size_t index, const TuneOptions& options);
+void check_tune_options(const TuneOptions& options);
+
+/// tune() without the argument checks (done by the caller): runs on the
+/// current device, writes to options.cache_path (or the current cache path).
+std::vector<TuneResult> run_tuning(const std::vector<TuneShape>& shapes, const TuneOptions& options);
+
+}  // namespace fp4moe::tuning
