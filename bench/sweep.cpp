@@ -1,5 +1,6 @@
 #include "bench/sweep.hpp"
 
+#include <cuda_runtime_api.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "api/gemm_dispatch.hpp"
 #include "common/device_info.hpp"
 #include "fp4moe/error.hpp"
+#include "tuning/autotuner.hpp"
 #include "tuning/buckets.hpp"
 #include "tuning/tactic_space.hpp"
 #include "tuning/tuning_problem.hpp"
@@ -46,6 +48,11 @@ class SweepCache {
   bool temporary_;
 };
 
+/// The device context is gone: nothing after it can run.
+struct ContextLost : Error {
+  using Error::Error;
+};
+
 void measure_row(const Timer& timer, SweepRow& row, const SweepOptions& options, const std::string& cache, std::uint64_t seed) {
   const tuning::TuningProblem problem(row.shape, seed, timer.stream());
   tuning::ProblemShape ps = tuning::problem_shape(row.shape);
@@ -68,9 +75,16 @@ void measure_row(const Timer& timer, SweepRow& row, const SweepOptions& options,
         row.sweep_min_us = us;
         row.best = t;
       }
-    } catch (const std::exception&) {
+    } catch (const std::exception& e) {
+      // A tactic the entry point refuses is unusable; one that faults on the
+      // device breaks the context for everything after it, so say which.
       cudaGetLastError();
+      const cudaError_t sticky = cudaDeviceSynchronize();
+      if (sticky != cudaSuccess)
+        throw ContextLost("the CUDA context failed while sweeping " + t.name() + " (" + cudaGetErrorName(sticky) +
+                          "): " + e.what());
       ++row.unusable;
+      if (row.first_unusable.empty()) row.first_unusable = t.name() + ": " + e.what();
     }
   }
   if (row.sweep_min_us == 0) throw Error("no tactic could run the row");
@@ -130,8 +144,15 @@ std::vector<SweepRow> run_sweep(const Timer& timer, const std::vector<std::pair<
     row.name = spec.name;
     row.shape = spec.shape;
     row.bucket = tuning::bucket_of(spec.shape.m);
+    bool context_lost = false;
     try {
       measure_row(timer, row, options, cache.path(), seed + 7919 * rows.size());
+    } catch (const ContextLost& e) {
+      row.error = e.what();
+      context_lost = true;
+    } catch (const tuning::TuningAborted& e) {
+      row.error = e.what();
+      context_lost = true;
     } catch (const std::exception& e) {
       row.error = e.what();
       cudaGetLastError();
@@ -144,9 +165,16 @@ std::vector<SweepRow> run_sweep(const Timer& timer, const std::vector<std::pair<
       std::fprintf(stderr, "[%zu/%zu %4.0fs, ~%.0fs left] %-44s heuristic %9.2f us  tuned %9.2f us  best %9.2f us  (%d tactics)%s\n",
                    rows.size(), total, elapsed, left, row.name.c_str(), row.heuristic_us, row.tuned_us, row.best_us,
                    row.candidates, row.tuned_from_cache ? "" : "  TUNED TACTIC NOT TAKEN FROM THE CACHE");
+    if (row.unusable)
+      std::fprintf(stderr, "      %d tactic(s) refused; the first: %s\n", row.unusable, row.first_unusable.c_str());
     else
       std::fprintf(stderr, "[%zu/%zu %4.0fs, ~%.0fs left] %-44s failed: %s\n", rows.size(), total, elapsed, left,
                    row.name.c_str(), row.error.c_str());
+    if (context_lost) {
+      std::fprintf(stderr, "fp4moe sweep: stopped; the device context cannot run the remaining %zu rows\n",
+                   total - rows.size());
+      break;
+    }
   }
   return rows;
 }

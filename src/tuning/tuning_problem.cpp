@@ -87,8 +87,18 @@ TuningProblem::Operand TuningProblem::make_operand(std::int64_t rows, std::int64
   return o;
 }
 
-TuningProblem::TuningProblem(const TuneShape& shape, std::uint64_t seed, cudaStream_t stream) : shape_(shape) {
-  const std::int64_t m = shape.m, n = shape.n, k = shape.k, g = shape.groups;
+namespace {
+
+/// FC2's k may be given as 0, meaning experts * expert_width (as in the tuner's shapes).
+TuneShape with_k(TuneShape s) {
+  if (s.op == GemmOp::kMoeFc2 && s.k == 0) s.k = s.groups * s.expert_width;
+  return s;
+}
+
+}  // namespace
+
+TuningProblem::TuningProblem(const TuneShape& shape, std::uint64_t seed, cudaStream_t stream) : shape_(with_k(shape)) {
+  const std::int64_t m = shape_.m, n = shape_.n, k = shape_.k, g = shape_.groups;
   const DType out = shape.out == GemmOutput::kFP32 ? DType::kFP32 : DType::kBF16;
   const std::int64_t out_size = dtype_size(out);
   switch (shape.op) {
