@@ -2,6 +2,7 @@
 
 #include "bench/device_kernels.hpp"
 #include "common/cuda_check.hpp"
+#include "common/upload.hpp"
 
 namespace fp4moe::bench {
 
@@ -19,7 +20,7 @@ DeviceFp4Tensor::DeviceFp4Tensor(Fp4Format f, std::int64_t rows, std::int64_t co
     fill_random_bytes(t_.scales, t_.scale_bytes_total(), seed + 1, 0x30, 0x48, s);  // E4M3 0.5 .. 4
     FP4MOE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&t_.global_scale), sizeof(float) * groups));
     std::vector<float> ones(static_cast<std::size_t>(groups), 1.0f);
-    FP4MOE_CUDA_CHECK(cudaMemcpy(t_.global_scale, ones.data(), sizeof(float) * groups, cudaMemcpyHostToDevice));
+    detail::upload(t_.global_scale, ones.data(), sizeof(float) * groups, s);
   } else {
     fill_random_bytes(t_.scales, t_.scale_bytes_total(), seed + 1, 120, 130, s);  // 2^-7 .. 2^3
   }

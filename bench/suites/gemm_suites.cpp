@@ -8,6 +8,7 @@
 #include "bench/peer_rows.hpp"
 #include "bench/suite.hpp"
 #include "common/cuda_check.hpp"
+#include "common/upload.hpp"
 #include "fp4moe/gemm.hpp"
 #include "tuning/tactic_space.hpp"
 
@@ -48,7 +49,7 @@ void run_shape(SuiteContext& ctx, const std::string& suite, const GemmRowSpec& s
     host_aux.assign(static_cast<std::size_t>(s.groups), static_cast<std::int32_t>(s.m));
   }
   DeviceAlloc aux(std::max<std::size_t>(4, host_aux.size() * 4));
-  if (!host_aux.empty()) FP4MOE_CUDA_CHECK(cudaMemcpy(aux.p, host_aux.data(), host_aux.size() * 4, cudaMemcpyHostToDevice));
+  detail::upload(aux.p, host_aux.data(), host_aux.size() * 4, st);
   const auto* aux_i = static_cast<const std::int32_t*>(aux.p);
   const MatrixView dv{d.p, DType::kBF16, layout == kernels::Layout::kMasked ? s.m : a_rows, s.n, 0, 1,
                       layout == kernels::Layout::kMasked ? s.groups : 1, 0};

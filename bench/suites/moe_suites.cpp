@@ -13,6 +13,7 @@
 #include "bench/peer_rows.hpp"
 #include "bench/suite.hpp"
 #include "common/cuda_check.hpp"
+#include "common/upload.hpp"
 #include "api/gemm_dispatch.hpp"
 #include "fp4moe/moe.hpp"
 
@@ -92,7 +93,7 @@ void run_fc2_suite(SuiteContext& ctx, const std::string& suite, bool top_k) {
   for (std::int64_t m : token_counts()) {
     const std::string shape = shape_text(m);
     const std::vector<float> alpha = make_alpha(m, top_k, rng);
-    FP4MOE_CUDA_CHECK(cudaMemcpy(alpha_dev.p, alpha.data(), alpha.size() * 4, cudaMemcpyHostToDevice));
+    detail::upload(alpha_dev.p, alpha.data(), alpha.size() * 4, st);
     const MatrixView av{alpha_dev.p, DType::kFP32, m, kExperts};
     const MatrixView dv{d.p, DType::kBF16, m, kN};
     std::vector<std::size_t> ours;

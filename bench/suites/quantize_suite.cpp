@@ -8,6 +8,7 @@
 #include "bench/device_kernels.hpp"
 #include "bench/suite.hpp"
 #include "common/cuda_check.hpp"
+#include "common/upload.hpp"
 #include "fp4moe/quantize.hpp"
 
 namespace fp4moe::bench {
@@ -26,7 +27,7 @@ void run_quantize_suite(SuiteContext& ctx) {
     FP4MOE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&global), 4));
     FP4MOE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&encode), 4));
     const float g = 2688.0f / 4.0f;
-    FP4MOE_CUDA_CHECK(cudaMemcpy(encode, &g, 4, cudaMemcpyHostToDevice));
+    detail::upload(encode, &g, 4, ctx.timer.stream());
     const MatrixView src{in, DType::kBF16, rows, k};
 
     struct Variant { const char* label; Fp4Format f; ScaleLayout l; bool given_g; };

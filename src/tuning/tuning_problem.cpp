@@ -6,6 +6,7 @@
 
 #include "common/cuda_check.hpp"
 #include "common/device_fill.hpp"
+#include "common/upload.hpp"
 #include "fp4moe/moe.hpp"
 #include "fp4moe/quantize.hpp"
 
@@ -116,7 +117,7 @@ TuningProblem::TuningProblem(const TuneShape& shape, std::uint64_t seed, cudaStr
       d_view_ = MatrixView{d_.get(), out, rows, n};
       const std::vector<std::int32_t> idx = contiguous_indices(rows, g);
       aux_ = DeviceBytes(std::max<std::size_t>(4, idx.size() * 4));
-      FP4MOE_CUDA_CHECK(cudaMemcpy(aux_.get(), idx.data(), idx.size() * 4, cudaMemcpyHostToDevice));
+      detail::upload(aux_.get(), idx.data(), idx.size() * 4, stream);
       break;
     }
     case GemmOp::kMasked: {
@@ -126,7 +127,7 @@ TuningProblem::TuningProblem(const TuneShape& shape, std::uint64_t seed, cudaStr
       d_view_ = MatrixView{d_.get(), out, m, n, 0, 1, g, 0};
       const std::vector<std::int32_t> masked(static_cast<std::size_t>(g), static_cast<std::int32_t>(m));
       aux_ = DeviceBytes(masked.size() * 4);
-      FP4MOE_CUDA_CHECK(cudaMemcpy(aux_.get(), masked.data(), masked.size() * 4, cudaMemcpyHostToDevice));
+      detail::upload(aux_.get(), masked.data(), masked.size() * 4, stream);
       break;
     }
     case GemmOp::kMoeFc2: {
@@ -136,7 +137,7 @@ TuningProblem::TuningProblem(const TuneShape& shape, std::uint64_t seed, cudaStr
       d_view_ = MatrixView{d_.get(), out, m, n};
       const std::vector<float> alpha = routing_alpha(m, g, shape.top_k, seed + 3);
       aux_ = DeviceBytes(std::max<std::size_t>(4, alpha.size() * 4));
-      FP4MOE_CUDA_CHECK(cudaMemcpy(aux_.get(), alpha.data(), alpha.size() * 4, cudaMemcpyHostToDevice));
+      detail::upload(aux_.get(), alpha.data(), alpha.size() * 4, stream);
       alpha_view_ = MatrixView{aux_.get(), DType::kFP32, m, g};
       break;
     }
@@ -157,7 +158,7 @@ TuningProblem::TuningProblem(const TuneShape& shape, std::uint64_t seed, cudaStr
         fp4_out_.t.global_scale = static_cast<float*>(fp4_out_.global.get());
         const float g_encode = 1.0f;
         encode_ = DeviceBytes(sizeof(float));
-        FP4MOE_CUDA_CHECK(cudaMemcpy(encode_.get(), &g_encode, sizeof g_encode, cudaMemcpyHostToDevice));
+        detail::upload(encode_.get(), &g_encode, sizeof g_encode, stream);
       } else {
         d_ = DeviceBytes(static_cast<std::size_t>(m * out_cols * 2));
         d_view_ = MatrixView{d_.get(), DType::kBF16, m, out_cols};

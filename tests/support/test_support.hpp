@@ -79,15 +79,21 @@ class DeviceBuffer {
   }
   T* get() const { return ptr_; }
   std::size_t size() const { return count_; }
+  // Both complete before returning: cudaMemcpy from pageable memory and
+  // cudaMemset may return early, and a non-blocking stream does not wait for them.
   void upload(const std::vector<T>& h) {
     ASSERT_EQ(cudaMemcpy(ptr_, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   }
   std::vector<T> download() const {
     std::vector<T> h(count_);
     EXPECT_EQ(cudaMemcpy(h.data(), ptr_, count_ * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
     return h;
   }
-  void fill_bytes(int byte) { ASSERT_EQ(cudaMemset(ptr_, byte, count_ * sizeof(T)), cudaSuccess); }
+  void fill_bytes(int byte) {
+    ASSERT_EQ(cudaMemset(ptr_, byte, count_ * sizeof(T)), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  }
 
  private:
   T* ptr_ = nullptr;

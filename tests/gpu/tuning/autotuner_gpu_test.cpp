@@ -131,7 +131,7 @@ TEST_F(TunerGpu, TunesAShapeListEndToEndAndTheEntryPointsUseIt) {
     EXPECT_EQ(detail::last_planned_tactic().tactic, r.best);
     ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
     const std::vector<std::uint8_t> via_cache = download(p);
-    ASSERT_EQ(cudaMemset(const_cast<void*>(p.output()), 0, p.output_bytes()), cudaSuccess);
+    ASSERT_EQ(cudaMemsetAsync(const_cast<void*>(p.output()), 0, p.output_bytes(), stream_), cudaSuccess);
     GemmOptions forced;
     forced.tactic = &r.best;
     p.run(forced, stream_);
@@ -183,7 +183,7 @@ TEST_F(TunerGpu, GraphCaptureWithTheCache) {
       p.run(GemmOptions{}, stream_);  // eager, and the split-K workspace for this stream
       ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
       const std::vector<std::uint8_t> eager = download(p);
-      ASSERT_EQ(cudaMemset(const_cast<void*>(p.output()), 0, p.output_bytes()), cudaSuccess);
+      ASSERT_EQ(cudaMemsetAsync(const_cast<void*>(p.output()), 0, p.output_bytes(), stream_), cudaSuccess);
       if (load_inside_capture) reload_tuning_cache();
       cudaGraph_t graph = nullptr;
       ASSERT_EQ(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal), cudaSuccess);

@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "bench/suite.hpp"
@@ -31,10 +33,13 @@ TEST(SuiteRowsEveryTactic, RunsWithoutFaultAndAgreesWithTheHeuristic) {
   FP4MOE_REQUIRE_GPU();
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  // FP4MOE_SUITE_ROWS=TEXT: only rows whose name contains TEXT (to debug one).
+  const char* only = std::getenv("FP4MOE_SUITE_ROWS");
   int rows = 0, tactics = 0;
   for (const bench::Suite& suite : bench::all_suites()) {
     if (!suite.gemm_rows) continue;
     for (const bench::GemmRowSpec& spec : suite.gemm_rows()) {
+      if (only && spec.name.find(only) == std::string::npos) continue;
       TuneShape shape = spec.shape;
       if (shape.out == GemmOutput::kBF16) shape.out = GemmOutput::kFP32;  // compare in FP32
       if (shape.out != GemmOutput::kFP32) continue;  // (no suite row writes NVFP4 yet)
