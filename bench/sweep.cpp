@@ -71,6 +71,7 @@ void measure_row(const Timer& timer, SweepRow& row, const SweepOptions& options,
   for (const GemmTactic& t : candidates) {
     try {
       const double us = timer.time(forced(t), options.timing).median_us;
+      row.swept.emplace_back(t, us);
       if (row.sweep_min_us == 0 || us < row.sweep_min_us) {
         row.sweep_min_us = us;
         row.best = t;
@@ -161,15 +162,18 @@ std::vector<SweepRow> run_sweep(const Timer& timer, const std::vector<std::pair<
     // Rows differ by 100x in cost (decode vs 8192^3), so the estimate is rough.
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const double left = elapsed / double(rows.size()) * double(total - rows.size());
-    if (row.error.empty())
+    if (row.error.empty()) {
       std::fprintf(stderr, "[%zu/%zu %4.0fs, ~%.0fs left] %-44s heuristic %9.2f us  tuned %9.2f us  best %9.2f us  (%d tactics)%s\n",
                    rows.size(), total, elapsed, left, row.name.c_str(), row.heuristic_us, row.tuned_us, row.best_us,
                    row.candidates, row.tuned_from_cache ? "" : "  TUNED TACTIC NOT TAKEN FROM THE CACHE");
-    if (row.unusable)
-      std::fprintf(stderr, "      %d tactic(s) refused; the first: %s\n", row.unusable, row.first_unusable.c_str());
-    else
+      // Every tactic's sweep time: what the heuristic is fitted to.
+      for (const auto& [tactic, us] : row.swept) std::fprintf(stderr, "      %-26s %10.2f us\n", tactic.name().c_str(), us);
+      if (row.unusable)
+        std::fprintf(stderr, "      %d tactic(s) refused; the first: %s\n", row.unusable, row.first_unusable.c_str());
+    } else {
       std::fprintf(stderr, "[%zu/%zu %4.0fs, ~%.0fs left] %-44s failed: %s\n", rows.size(), total, elapsed, left,
                    row.name.c_str(), row.error.c_str());
+    }
     if (context_lost) {
       std::fprintf(stderr, "fp4moe sweep: stopped; the device context cannot run the remaining %zu rows\n",
                    total - rows.size());

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/suite.hpp"
@@ -41,6 +42,7 @@ struct SweepRow {
   bool tuned_from_cache = false;  ///< the entry point ran the tuned tactic from the cache
   double heuristic_us = 0, tuned_us = 0, best_us = 0;  ///< the final, interleaved timing
   double sweep_min_us = 0;  ///< the sweep's own minimum
+  std::vector<std::pair<GemmTactic, double>> swept;  ///< every usable tactic's sweep time (µs)
   std::string first_unusable;  ///< the first tactic the entry point refused, and why
   std::string error;        ///< set when the row could not be measured
   double tuned_ratio() const { return tuned_us > 0 ? best_us / tuned_us : 0; }          ///< target ≥ 0.97

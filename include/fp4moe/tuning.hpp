@@ -14,9 +14,12 @@
 //
 // Buckets: a token count M (tokens per group: see TuneShape::m) maps to the
 // bucket that holds it, rounding up: every 8 up to 128 (8, 16, ..., 128),
-// then every 128 (256, 384, ...). The tuner tunes a bucket at M = the
-// bucket's value and refuses buckets past TuneOptions::max_m (default 8192);
-// a run-time M in a bucket nobody tuned is a miss, and the heuristic decides.
+// then every 128 (256, 384, ...). The tuner times a fine bucket at M = the
+// bucket's value; a 128-wide bucket (b-128, b] at b-96, b-32 and b, keeping
+// the tactic whose worst slowdown over those three is smallest (one tactic
+// serves the whole bucket, and the best one can change inside it). It
+// refuses buckets past TuneOptions::max_m (default 8192); a run-time M in a
+// bucket nobody tuned is a miss, and the heuristic decides.
 //
 // Cache file: JSON, one per (library version, tactic-space version, device
 // name, SM count); entries keyed by operation, format, output, N, K, groups
@@ -117,17 +120,24 @@ struct TuneOptions {
 /// One tactic's measurement.
 struct TacticTiming {
   GemmTactic tactic;
-  double median_us = 0;  ///< 0 when unusable
+  double median_us = 0;  ///< at the bucket; 0 when unusable
   bool usable = true;
   std::string error;     ///< why it was unusable
+  std::vector<double> point_us;  ///< at each of TuneResult::points (0 where unusable)
 };
 
 struct TuneResult {
   TuneShape shape;
-  std::int64_t bucket = 0;       ///< the bucket tuned (the M the problem ran at)
+  std::int64_t bucket = 0;       ///< the bucket tuned
+  /// The token counts the problem ran at: the bucket, and for a 128-wide
+  /// bucket also its quartile points (bucket-96, bucket-32, bucket).
+  std::vector<std::int64_t> points;
   bool ok = false;               ///< a usable tactic was found (and cached)
-  GemmTactic best;               ///< the fastest usable tactic
-  double best_us = 0;
+  /// The tactic cached: the fastest at the bucket when it is timed at one
+  /// point; else the one whose worst slowdown against the fastest at each
+  /// point is smallest.
+  GemmTactic best;
+  double best_us = 0;            ///< its time at the bucket
   GemmTactic heuristic;          ///< the heuristic's choice for the same shape
   double heuristic_us = 0;       ///< its time in this run (0 if unusable)
   std::vector<TacticTiming> timings;  ///< every candidate, in the order timed

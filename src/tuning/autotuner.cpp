@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -49,6 +50,42 @@ Selection select_best(const std::vector<GemmTactic>& candidates, const MeasureFn
     if (progress) progress(i + 1, candidates.size());
   }
   return s;
+}
+
+Selection choose_across_points(const std::vector<Selection>& per_point) {
+  Selection out;
+  if (per_point.empty()) return out;
+  const std::size_t n = per_point.front().timings.size();
+  std::vector<double> fastest(per_point.size(), 0);
+  for (std::size_t p = 0; p < per_point.size(); ++p)
+    for (const TacticTiming& t : per_point[p].timings)
+      if (t.usable && (fastest[p] == 0 || t.median_us < fastest[p])) fastest[p] = t.median_us;
+  double best_regret = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    TacticTiming t = per_point.front().timings[i];
+    t.point_us.clear();
+    double regret = 0;
+    for (std::size_t p = 0; p < per_point.size(); ++p) {
+      const TacticTiming& at = per_point[p].timings[i];
+      t.point_us.push_back(at.usable ? at.median_us : 0);
+      if (!at.usable && t.usable) {
+        t.usable = false;
+        t.error = at.error;
+      }
+      if (at.usable) regret = std::max(regret, at.median_us / fastest[p]);
+    }
+    t.median_us = t.usable ? t.point_us.back() : 0;
+    if (t.usable) {
+      const bool better = out.best < 0 || regret < best_regret ||
+                          (regret == best_regret && t.median_us < out.timings[static_cast<std::size_t>(out.best)].median_us);
+      if (better) {
+        out.best = static_cast<int>(i);
+        best_regret = regret;
+      }
+    }
+    out.timings.push_back(std::move(t));
+  }
+  return out;
 }
 
 CacheEntry cache_entry(const TuneResult& r) {
@@ -178,39 +215,47 @@ std::vector<TuneResult> run_tuning(const std::vector<TuneShape>& shapes, const T
     ps.sm_count = id.sm_count;
     r.heuristic = pick_tactic(ps);
     const std::vector<GemmTactic> candidates = candidate_tactics(ps);
+    r.points = bucket_points(r.bucket);
+    const std::size_t per_point = candidates.size();
     auto report = [&](std::size_t done) {
       if (!options.progress) return;
       TuneProgress p;
       p.shape_index = i;
       p.shapes = shapes.size();
       p.tactic_index = done;
-      p.tactics = candidates.size();
+      p.tactics = per_point * r.points.size();
       p.shape = &shapes[i];
       p.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       options.progress(p);
     };
     report(0);
-    std::unique_ptr<TuningProblem> problem;
-    std::string build_error;
-    try {
-      problem = std::make_unique<TuningProblem>(at, seed + 1000 * i, stream.get());
-    } catch (const std::exception& e) {
-      build_error = std::string("the problem could not be built: ") + e.what();
-      recover_or_abort(stream.get(), at.describe());
-    }
-    const MeasureFn measure = [&](const GemmTactic& t) -> double {
-      if (!problem) throw Error(build_error);
-      GemmOptions o;
-      o.tactic = &t;
+    std::vector<Selection> timed;
+    for (std::size_t pi = 0; pi < r.points.size(); ++pi) {
+      TuneShape at_point = at;
+      at_point.m = r.points[pi];
+      std::unique_ptr<TuningProblem> problem;
+      std::string build_error;
       try {
-        return profiler.time([&](cudaStream_t s) { problem->run(o, s); }, popts).median_us;
-      } catch (...) {
-        recover_or_abort(stream.get(), at.describe() + " with " + t.name());
-        throw;
+        problem = std::make_unique<TuningProblem>(at_point, seed + 1000 * i + pi, stream.get());
+      } catch (const std::exception& e) {
+        build_error = std::string("the problem could not be built: ") + e.what();
+        recover_or_abort(stream.get(), at_point.describe());
       }
-    };
-    Selection sel = select_best(candidates, measure, [&](std::size_t done, std::size_t) { report(done); });
-    problem.reset();
+      const MeasureFn measure = [&](const GemmTactic& t) -> double {
+        if (!problem) throw Error(build_error);
+        GemmOptions o;
+        o.tactic = &t;
+        try {
+          return profiler.time([&](cudaStream_t s) { problem->run(o, s); }, popts).median_us;
+        } catch (...) {
+          recover_or_abort(stream.get(), at_point.describe() + " with " + t.name());
+          throw;
+        }
+      };
+      timed.push_back(select_best(candidates, measure,
+                                  [&](std::size_t done, std::size_t) { report(pi * per_point + done); }));
+    }
+    Selection sel = choose_across_points(timed);
     r.timings = std::move(sel.timings);
     if (sel.best >= 0) {
       r.ok = true;

@@ -35,6 +35,15 @@ struct Selection {
 Selection select_best(const std::vector<GemmTactic>& candidates, const MeasureFn& measure,
                       const TacticProgressFn& progress = {});
 
+/// One tactic for a bucket timed at several token counts (per_point[p]:
+/// the same candidates, in the same order, timed at point p; the bucket
+/// last): the tactic whose worst slowdown against the fastest at each point
+/// is smallest (ties: the faster at the last point). A tactic unusable at
+/// any point is unusable (its first error is kept). The result's timings
+/// hold each tactic's time at every point (point_us) and at the last
+/// (median_us).
+Selection choose_across_points(const std::vector<Selection>& per_point);
+
 /// The cache entry of a tuned result (result.ok must hold).
 CacheEntry cache_entry(const TuneResult& result);
 

@@ -24,6 +24,11 @@ std::int64_t bucket_of(std::int64_t m, std::int64_t max_m) {
 
 bool valid_max_bucket(std::int64_t max_m) { return max_m >= kFineBucketLimit && max_m % kCoarseBucketStep == 0; }
 
+std::vector<std::int64_t> bucket_points(std::int64_t bucket) {
+  if (bucket <= kFineBucketLimit) return {bucket};
+  return {bucket - 3 * kCoarseBucketStep / 4, bucket - kCoarseBucketStep / 4, bucket};
+}
+
 std::vector<std::int64_t> buckets_between(std::int64_t lo, std::int64_t hi, std::int64_t max_m) {
   std::vector<std::int64_t> out;
   const std::int64_t last = std::min(bucket_of(std::max(lo, hi)), max_m);  // a range past max_m stops there

@@ -39,10 +39,20 @@ std::int64_t output_tiles(const ProblemShape& s, const GemmTactic& t, int block_
   return t_blocks * ((s.n + bw - 1) / bw);
 }
 
-/// Split-K for the tactic: the smallest slice count whose work tiles fill
-/// the GPU's CTA slots in noticeably fuller waves (each doubling must gain
-/// 10%, since partials cost a write and a read), keeping at least two units
-/// (experts or K blocks) per slice.
+/// Fixed cost of one work unit (a tile, or one split-K slice of it), in
+/// pipeline stages: filling and draining the ring, the epilogue, and for
+/// split-K the partial tile's store and the last slice's reduction. Fitted
+/// to the sweep (docs/PERF.md, "sweep"): with a smaller cost the model
+/// split decode rows whose K is short (2048) and the 128-token MoE-dense
+/// rows, and both ran 25-30% slower than unsplit. MoE-dense pays more per
+/// unit: the producer's alpha scan and the per-expert folds start over.
+double unit_overhead_stages(const ProblemShape& s) { return s.layout == kernels::Layout::kMoeDense ? 30.0 : 4.0; }
+
+/// Split-K for the tactic: the slice count with the shortest modelled time,
+/// waves x (stages per slice + the fixed cost per work unit), where a wave
+/// is one round of work units over the GPU's CTA slots. A larger split must
+/// win by 5% (the model ignores the partials' memory traffic), and keeps at
+/// least two units (experts or K blocks) per slice.
 int pick_split_k(const ProblemShape& s, const GemmTactic& t) {
   const kernels::KernelEntry* entry = nullptr;
   for (const auto& e : kernels::kernel_registry())
@@ -51,27 +61,32 @@ int pick_split_k(const ProblemShape& s, const GemmTactic& t) {
   const std::int64_t tiles = output_tiles(s, t, entry->block_m);
   const std::int64_t slots = std::int64_t(std::max(1, s.sm_count)) * entry->ctas_per_sm;
   const int units = split_k_units(s, t);
-  auto efficiency = [&](int split) {
-    const std::int64_t work = tiles * split;
-    return double(work) / double((work + slots - 1) / slots * slots);
+  const double stages = double((s.k + t.block_k - 1) / t.block_k), stages_per_unit = stages / std::max(1, units);
+  auto modelled = [&](int split) {
+    const std::int64_t waves = (tiles * split + slots - 1) / slots;
+    const double slice_stages = double((units + split - 1) / split) * stages_per_unit;
+    return double(waves) * (slice_stages + unit_overhead_stages(s));
   };
   int best = 1;
   for (int split : kSplitKChoices)
-    if (split > best && split <= entry->max_split_k && units / split >= 2 && efficiency(split) > 1.1 * efficiency(best))
+    if (split > best && split <= entry->max_split_k && units / split >= 2 && modelled(split) < 0.95 * modelled(best))
       best = split;
   return best;
 }
 
 GemmTactic pick_tile(const ProblemShape& shape) {
-
   const std::vector<GemmTactic> all = compiled_tactics(shape.format, shape.layout);
   // Few tokens per weight tile: the weights dominate the bytes, so put them
   // on the register side and stage the tokens (swap-AB), with the smallest
-  // token tile that holds them. Otherwise the 128 x 256 prefill tile.
-  if (shape.m <= 128) {
+  // token tile that holds them. Otherwise the widest direct tile. MoE-dense
+  // stops at 64 tokens: its swap-AB 128-token tile keeps alpha for 128
+  // tokens in registers beside two accumulators and spills (ptxas: ~200
+  // bytes), measured 2x slower than the direct 128 x 128 tile.
+  const int swap_limit = shape.layout == kernels::Layout::kMoeDense ? 64 : 128;
+  if (shape.m <= swap_limit) {
     const GemmTactic* best = nullptr;
     for (const GemmTactic& t : all)
-      if (t.swap_ab && t.block_n >= shape.m && (!best || t.block_n < best->block_n)) best = &t;
+      if (t.swap_ab && t.block_n >= shape.m && t.block_n <= swap_limit && (!best || t.block_n < best->block_n)) best = &t;
     if (best) return *best;
   }
   for (const GemmTactic& t : all)

@@ -21,6 +21,42 @@ std::vector<GemmTactic> tactics(int n) {
   return v;
 }
 
+/// A selection of `times` (0: unusable) over tactics(times.size()).
+Selection timed(const std::vector<double>& times) {
+  std::size_t i = 0;
+  return select_best(tactics(static_cast<int>(times.size())), [&](const GemmTactic&) -> double {
+    const double t = times[i++];
+    if (t == 0) throw std::runtime_error("refused");
+    return t;
+  });
+}
+
+TEST(Autotuner, AcrossPointsTheSmallestWorstSlowdownWins) {
+  // Tactic 0 is fastest at the bucket (the last point) but 1.5x slower at
+  // the first; tactic 1 is never more than 1.06x off.
+  const Selection s = choose_across_points({timed({15, 10, 12}), timed({10, 10.5, 12}), timed({9, 9.5, 12})});
+  ASSERT_EQ(s.timings.size(), 3u);
+  EXPECT_EQ(s.best, 1);
+  EXPECT_DOUBLE_EQ(s.timings[1].median_us, 9.5);  // at the bucket
+  EXPECT_EQ(s.timings[1].point_us, (std::vector<double>{10, 10.5, 9.5}));
+  EXPECT_EQ(s.timings[0].point_us, (std::vector<double>{15, 10, 9}));
+  // One point: the fastest, as select_best.
+  const Selection one = choose_across_points({timed({12, 9, 9.5})});
+  EXPECT_EQ(one.best, 1);
+  // Ties on the worst slowdown: the faster at the bucket.
+  EXPECT_EQ(choose_across_points({timed({10, 12}), timed({12, 10})}).best, 1);
+}
+
+TEST(Autotuner, AcrossPointsATacticUnusableAnywhereIsUnusable) {
+  const Selection s = choose_across_points({timed({10, 20}), timed({0, 20}), timed({10, 20})});
+  EXPECT_FALSE(s.timings[0].usable);
+  EXPECT_EQ(s.timings[0].error, "refused");
+  EXPECT_EQ(s.timings[0].median_us, 0);
+  EXPECT_EQ(s.best, 1);
+  EXPECT_EQ(choose_across_points({timed({0}), timed({0})}).best, -1);
+  EXPECT_EQ(choose_across_points({}).best, -1);
+}
+
 TEST(Autotuner, FailingTacticsAreMarkedAndSkipped) {
   const std::vector<GemmTactic> c = tactics(6);
   std::size_t progress_calls = 0;
@@ -84,7 +120,7 @@ TEST(Autotuner, CacheEntryOfAResult) {
   r.best = GemmTactic{true, 16, 256, 3, 2};
   r.best_us = 9.5;
   r.heuristic_us = 11;
-  r.timings = {{r.best, 9.5, true, ""}, {GemmTactic{false, 256, 128, 4, 1}, 0, false, "boom"}};
+  r.timings = {{r.best, 9.5, true, "", {9.5}}, {GemmTactic{false, 256, 128, 4, 1}, 0, false, "boom", {0}}};
   const CacheEntry e = cache_entry(r);
   EXPECT_EQ(e.key.bucket, 8);
   EXPECT_EQ(e.key.groups, 8);

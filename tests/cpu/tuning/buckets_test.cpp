@@ -55,6 +55,15 @@ TEST(Buckets, Ranges) {
   EXPECT_EQ(tuning_buckets(9, 16), (std::vector<std::int64_t>{16}));
 }
 
+TEST(Buckets, PointsTimedPerBucket) {
+  EXPECT_EQ(bucket_points(8), (std::vector<std::int64_t>{8}));
+  EXPECT_EQ(bucket_points(128), (std::vector<std::int64_t>{128}));
+  EXPECT_EQ(bucket_points(256), (std::vector<std::int64_t>{160, 224, 256}));
+  EXPECT_EQ(bucket_points(8192), (std::vector<std::int64_t>{8096, 8160, 8192}));
+  for (std::int64_t b : buckets_between(1, 8192, 8192))
+    for (std::int64_t m : bucket_points(b)) EXPECT_EQ(bucket_of(m), b) << m;  // every point lies in its bucket
+}
+
 TEST(Buckets, MaximumMustBeAMultipleOf128) {
   EXPECT_TRUE(valid_max_bucket(128));
   EXPECT_TRUE(valid_max_bucket(8192));

@@ -71,6 +71,45 @@ TEST(TacticSpace, FiltersSplitKByUnitsAndByTile) {
   }
 }
 
+// The heuristic against the exhaustive sweep on an H200 (132 SMs; docs/PERF.md,
+// "sweep", commit 6c6a3089163a): rows where the old wave-count rule picked
+// 25-50% slower tactics, and rows it got right, each with the sweep's best.
+TEST(TacticSpace, HeuristicPicksTheSweepsBestOnMeasuredRows) {
+  struct Row {
+    TuneShape call;
+    bool swap_ab;
+    int block_n, split_k;
+  };
+  const Row rows[] = {
+      // decode: K = 2048 is too short to split (sk4 was 0.78x of sk1)
+      {{GemmOp::kMasked, Fp4Format::kNVFP4, GemmOutput::kBF16, 1, 7168, 2048, 8}, true, 16, 1},
+      {{GemmOp::kMasked, Fp4Format::kMXFP4, GemmOutput::kBF16, 64, 7168, 2048, 8}, true, 64, 1},
+      {{GemmOp::kMasked, Fp4Format::kNVFP4, GemmOutput::kBF16, 8, 4096, 7168, 8}, true, 16, 1},
+      {{GemmOp::kMasked, Fp4Format::kNVFP4, GemmOutput::kBF16, 64, 4096, 7168, 32}, true, 64, 1},
+      // dense: few tiles, long K
+      {{GemmOp::kDense, Fp4Format::kNVFP4, GemmOutput::kBF16, 64, 2112, 7168, 1}, true, 64, 4},
+      {{GemmOp::kDense, Fp4Format::kMXFP4, GemmOutput::kBF16, 128, 7168, 16384, 1}, true, 128, 2},
+      {{GemmOp::kDense, Fp4Format::kNVFP4, GemmOutput::kBF16, 8192, 8192, 8192, 1}, false, 256, 1},
+      // MoE-dense FC2, E = 256, W = 256: swap-AB up to 64 tokens, then the
+      // direct 128 x 128 tile (swap bn128 was 0.47x); split 2 for one
+      // token tile, none for two (sk8 was 0.76x), 2 again for three
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 65536, 256, 256}, true, 64, 2},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 96, 7168, 65536, 256, 256}, false, 128, 2},
+      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 128, 7168, 65536, 256, 256}, false, 128, 2},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 160, 7168, 65536, 256, 256}, false, 128, 1},
+      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 256, 7168, 65536, 256, 256}, false, 128, 1},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 384, 7168, 65536, 256, 256}, false, 128, 2},
+  };
+  for (const Row& r : rows) {
+    ProblemShape s = problem_shape(r.call);
+    s.sm_count = 132;
+    const GemmTactic t = pick_tactic(s);
+    EXPECT_EQ(t.swap_ab, r.swap_ab) << r.call.describe() << ": " << t.name();
+    EXPECT_EQ(t.block_n, r.block_n) << r.call.describe() << ": " << t.name();
+    EXPECT_EQ(t.split_k, r.split_k) << r.call.describe() << ": " << t.name();
+  }
+}
+
 TEST(TacticSpace, VersionIsAStableHashOfTheCompiledSet) {
   const std::string v = tactic_space_version();
   ASSERT_EQ(v.size(), 16u);
