@@ -111,7 +111,9 @@ void run_fc2_suite(SuiteContext& ctx, const std::string& suite, bool top_k) {
       r.flops = 2.0 * double(m) * kN * kK;  // the dense formulation's work
       r.by_regime = true;
       r.tensor_ceiling = CeilingKind::kBf16Tensor;  // exact FP4 on the BF16 route
-      Row& added = ctx.add(r, [&](cudaStream_t s) { moe_dense_fc2(a, b, av, kWidth, dv, s); });
+      GemmOptions options;  // the routing, as an engine that knows its top-k says
+      options.moe_top_k = top_k ? int(kTopK) : 0;
+      Row& added = ctx.add(r, [&](cudaStream_t s) { moe_dense_fc2(a, b, av, kWidth, dv, s, options); });
       // What moe_dense_fc2 ran (the tuning cache's tactic or the heuristic's),
       // and the fewest bytes at its token tile.
       const GemmTactic& ran = detail::last_planned_tactic().tactic;

@@ -160,6 +160,11 @@ FP4MOE_C_API int32_t fp4moe_contiguous_alignment(void);
 FP4MOE_C_API fp4moe_status fp4moe_moe_dense_fc2(const fp4moe_fp4_tensor* a, const fp4moe_fp4_tensor* b,
                                                 const fp4moe_matrix* alpha, int32_t expert_width,
                                                 const fp4moe_matrix* d, const fp4moe_tactic* tactic, void* stream);
+/* The same with GemmOptions::moe_top_k = top_k: the experts each token routes
+ * to, a hint for the tactic choice (0: unknown). */
+FP4MOE_C_API fp4moe_status fp4moe_moe_dense_fc2_topk(const fp4moe_fp4_tensor* a, const fp4moe_fp4_tensor* b,
+                                                     const fp4moe_matrix* alpha, int32_t expert_width, int32_t top_k,
+                                                     const fp4moe_matrix* d, const fp4moe_tactic* tactic, void* stream);
 /* BF16 output into d. expert_scale: device [E] or null. */
 FP4MOE_C_API fp4moe_status fp4moe_moe_dense_fc1_swiglu(const fp4moe_fp4_tensor* a, const fp4moe_fp4_tensor* b,
                                                        const float* expert_scale, const fp4moe_matrix* d,

@@ -49,6 +49,13 @@ struct GemmOptions {
   /// tuning cache's tactic for the call if it has one (fp4moe/tuning.hpp),
   /// else the heuristic's.
   const GemmTactic* tactic = nullptr;
+  /// moe_dense_fc2 only: how many experts each token routes to, where the
+  /// caller knows (top-k routing); 0 (the default): unknown, planned as if
+  /// every token used every expert. A hint for choosing the tactic (with
+  /// sparse alpha, smaller token tiles skip more experts); alpha alone
+  /// decides what is computed. Must be in [0, E] for moe_dense_fc2 and 0
+  /// for every other operation.
+  int moe_top_k = 0;
 };
 
 /// D[M, N] = ga·gb·A·Bᵀ. A [M, K], B [N, K] (groups = 1), D [M, N].

@@ -145,6 +145,7 @@ _PROTOTYPES = {
     "fp4moe_m_grouped_fp4_gemm_nt_contiguous": (c_int32, [_F, _F, _M, _I32P, _T, c_void_p]),
     "fp4moe_m_grouped_fp4_gemm_nt_masked": (c_int32, [_F, _F, _M, _I32P, c_int32, _T, c_void_p]),
     "fp4moe_moe_dense_fc2": (c_int32, [_F, _F, _M, c_int32, _M, _T, c_void_p]),
+    "fp4moe_moe_dense_fc2_topk": (c_int32, [_F, _F, _M, c_int32, c_int32, _M, _T, c_void_p]),
     "fp4moe_moe_dense_fc1_swiglu": (c_int32, [_F, _F, _FP, _M, _T, c_void_p]),
     "fp4moe_moe_dense_fc1_swiglu_nvfp4": (c_int32, [_F, _F, _FP, _F, _FP, _T, c_void_p]),
     "fp4moe_moe_routing_alpha": (c_int32, [_I32P, _FP, c_int32, _FP, _M, c_void_p]),

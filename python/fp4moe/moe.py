@@ -18,7 +18,8 @@ from .tensor import Fp4Tensor, empty_fp4
 
 
 def moe_dense_fc2(a: Fp4Tensor, b: Fp4Tensor, alpha: torch.Tensor, *, expert_width: int = None,
-                  out: torch.Tensor = None, out_dtype: torch.dtype = torch.bfloat16, tactic=None) -> torch.Tensor:
+                  out: torch.Tensor = None, out_dtype: torch.dtype = torch.bfloat16, tactic=None,
+                  top_k: int = 0) -> torch.Tensor:
     """D[m, :] = ga*gb * sum_e alpha[m, e] * A[m, eW:(e+1)W] . B[:, eW:(e+1)W]^T.
 
     a      [M, E*W]: every expert's FC1 output of each token side by side.
@@ -27,6 +28,8 @@ def moe_dense_fc2(a: Fp4Tensor, b: Fp4Tensor, alpha: torch.Tensor, *, expert_wid
            works): the routing weight, 0 where the token did not pick the
            expert (those experts' bytes are skipped). moe_routing_alpha builds it.
     expert_width  W (a multiple of 128); default K / E.
+    top_k  experts each token routes to, where known (0: unknown): a hint for
+           the tactic choice (GemmOptions::moe_top_k), never for the result.
     """
     c = Checker("moe_dense_fc2")
     check_operand(c, a, "a", grouped=False, what="a single matrix [M, E*W]")
@@ -38,6 +41,7 @@ def moe_dense_fc2(a: Fp4Tensor, b: Fp4Tensor, alpha: torch.Tensor, *, expert_wid
         c.require(alpha.shape[1] > 0, "alpha", "must have at least one expert column", f"shape {tuple(alpha.shape)}")
         expert_width = a.cols // alpha.shape[1]
     check_int32(c, expert_width, "expert_width")
+    check_int32(c, top_k, "top_k")
     shape = (a.rows, b.rows)
     check_output(c, out, out_dtype, shape)
     check_tactic(c, tactic)
@@ -45,7 +49,7 @@ def moe_dense_fc2(a: Fp4Tensor, b: Fp4Tensor, alpha: torch.Tensor, *, expert_wid
     a, b = a.to_tiled(), b.to_tiled()
     out = output(out, out_dtype, shape, device)
     if out.numel() > 0:
-        launch(device, "fp4moe_moe_dense_fc2", fp4(a), fp4(b), matrix(alpha), expert_width, matrix(out),
+        launch(device, "fp4moe_moe_dense_fc2_topk", fp4(a), fp4(b), matrix(alpha), expert_width, top_k, matrix(out),
                tactic_view(tactic))
     return out
 

@@ -106,7 +106,15 @@ kernels::OperandParams operand(const Fp4Tensor& t) {
 
 }  // namespace
 
-GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call, std::int64_t m_rows, const GemmOptions& opt) {
+GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call_in, std::int64_t m_rows, const GemmOptions& opt) {
+  TuneShape call = call_in;
+  if (call.op == GemmOp::kMoeFc2) {
+    c.require(opt.moe_top_k >= 0 && opt.moe_top_k <= call.groups, "options.moe_top_k",
+              "must be in [0, E = " + std::to_string(call.groups) + "]", std::to_string(opt.moe_top_k));
+    call.top_k = opt.moe_top_k;
+  } else {
+    c.require(opt.moe_top_k == 0, "options.moe_top_k", "must be 0 (a moe_dense_fc2 hint)", std::to_string(opt.moe_top_k));
+  }
   tuning::ProblemShape shape = tuning::problem_shape(call);
   GemmTactic t;
   const kernels::KernelEntry* e = nullptr;

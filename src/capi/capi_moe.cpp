@@ -16,6 +16,12 @@ extern "C" {
 fp4moe_status fp4moe_moe_dense_fc2(const fp4moe_fp4_tensor* a, const fp4moe_fp4_tensor* b, const fp4moe_matrix* alpha,
                                    int32_t expert_width, const fp4moe_matrix* d, const fp4moe_tactic* tactic,
                                    void* stream) {
+  return fp4moe_moe_dense_fc2_topk(a, b, alpha, expert_width, 0, d, tactic, stream);
+}
+
+fp4moe_status fp4moe_moe_dense_fc2_topk(const fp4moe_fp4_tensor* a, const fp4moe_fp4_tensor* b,
+                                        const fp4moe_matrix* alpha, int32_t expert_width, int32_t top_k,
+                                        const fp4moe_matrix* d, const fp4moe_tactic* tactic, void* stream) {
   return guarded([&] {
     const ArgCheck c("moe_dense_fc2");
     const auto av = fp4_tensor(c, a, "a");
@@ -23,7 +29,9 @@ fp4moe_status fp4moe_moe_dense_fc2(const fp4moe_fp4_tensor* a, const fp4moe_fp4_
     const auto alpha_v = matrix_view(c, alpha, "alpha");
     const auto dv = matrix_view(c, d, "d");
     GemmTactic t;
-    fp4moe::moe_dense_fc2(av, bv, alpha_v, expert_width, dv, stream_of(stream), gemm_options(tactic, t));
+    fp4moe::GemmOptions options = gemm_options(tactic, t);
+    options.moe_top_k = top_k;
+    fp4moe::moe_dense_fc2(av, bv, alpha_v, expert_width, dv, stream_of(stream), options);
   });
 }
 

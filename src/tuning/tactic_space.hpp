@@ -21,6 +21,7 @@ struct ProblemShape {
   int k;
   int groups;
   int experts = 0;  ///< MoE-dense: E (split-K slices whole experts); FC1: E (informational)
+  int top_k = 0;    ///< MoE-dense: experts per token when known (0: every token uses every expert)
   int sm_count = 132;
 };
 

@@ -184,9 +184,12 @@ void TuningProblem::run(const GemmOptions& options, cudaStream_t stream) const {
       m_grouped_fp4_gemm_nt_masked(a_.t, b_.t, d_view_, static_cast<const std::int32_t*>(aux_.get()),
                                    static_cast<int>(shape_.m), stream, options);
       break;
-    case GemmOp::kMoeFc2:
-      moe_dense_fc2(a_.t, b_.t, alpha_view_, static_cast<int>(shape_.expert_width), d_view_, stream, options);
+    case GemmOp::kMoeFc2: {
+      GemmOptions routed = options;  // the routing the alpha follows, as a deployment would say
+      routed.moe_top_k = shape_.top_k;
+      moe_dense_fc2(a_.t, b_.t, alpha_view_, static_cast<int>(shape_.expert_width), d_view_, stream, routed);
       break;
+    }
     case GemmOp::kMoeFc1:
       if (shape_.out == GemmOutput::kNVFP4)
         moe_dense_fc1_swiglu(a_.t, b_.t, nullptr, fp4_out_.t, static_cast<const float*>(encode_.get()), stream, options);

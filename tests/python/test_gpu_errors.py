@@ -53,6 +53,8 @@ def test_moe_rules_of_the_library(rng):
     alpha = torch.zeros(8, 4, device="cuda")
     with pytest.raises(fp4moe.InvalidArgumentError, match=r"^moe_dense_fc2: argument 'expert_width': must be a multiple of 128"):
         fp4moe.moe_dense_fc2(a, b, alpha)  # W = 384 / 4 = 96
+    with pytest.raises(fp4moe.InvalidArgumentError, match=r"^moe_dense_fc2: argument 'options.moe_top_k': must be in \[0, E = 3\]"):
+        fp4moe.moe_dense_fc2(a, b, alpha[:, :3], top_k=4)  # W = 128, E = 3
     w13 = cuda_fp4(rng, (2, 128, 384))
     with pytest.raises(fp4moe.InvalidArgumentError, match=r"^moe_dense_fc1_swiglu: argument 'b.rows': must be a multiple of 256"):
         fp4moe.moe_dense_fc1_swiglu(a, w13)

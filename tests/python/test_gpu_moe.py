@@ -70,6 +70,9 @@ def test_moe_dense_fc2(rng, fmt, out_dtype, tokens):
     alpha_t = alpha.t().contiguous().t()
     got = fp4moe.moe_dense_fc2(a, b, alpha_t, expert_width=width, out_dtype=out_dtype)
     ref.assert_close(got, want, out_dtype, "strided alpha")
+    # The routing hint picks the tactic only: the same result.
+    got = fp4moe.moe_dense_fc2(a, b, alpha, out_dtype=out_dtype, top_k=top_k)
+    ref.assert_close(got, want, out_dtype, "top_k hint")
 
 
 def fc1_case(rng, fmt, tokens, k, experts, inter, scaled):

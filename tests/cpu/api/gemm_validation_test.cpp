@@ -120,6 +120,19 @@ TEST(GemmRules, UncompiledTacticOverrideIsRefused) {
   EXPECT_TRUE(s.untouched());
 }
 
+TEST(GemmRules, MoeTopKHintIsRefusedOutsideMoeFc2) {
+  GemmSetup s;
+  GemmOptions opt;
+  opt.moe_top_k = 8;
+  try {
+    fp4_gemm_nt(s.a, s.b, s.d, nullptr, opt);
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "options.moe_top_k") << e.what();
+  }
+  EXPECT_TRUE(s.untouched());
+}
+
 TEST(GemmRules, ContiguousRules) {
   const Rule rules[] = {
       {"a grouped", [](GemmSetup& s) { s.a.groups = 2; }, "a.groups"},

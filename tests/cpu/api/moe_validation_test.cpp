@@ -115,6 +115,21 @@ TEST(MoeRules, Fc2SplitKBeyondTheExpertsOrNotAPowerOfTwo) {
   }
 }
 
+TEST(MoeRules, Fc2TopKHintWithinTheExperts) {
+  for (int top_k : {-1, 3}) {  // E = 2
+    Fc2Setup s;
+    GemmOptions opt;
+    opt.moe_top_k = top_k;
+    try {
+      moe_dense_fc2(s.a, s.b, s.alpha, s.width, s.d, nullptr, opt);
+      ADD_FAILURE() << "accepted moe_top_k " << top_k;
+    } catch (const InvalidArgument& e) {
+      EXPECT_EQ(e.argument(), "options.moe_top_k") << e.what();
+    }
+    EXPECT_TRUE(s.untouched());
+  }
+}
+
 TEST(MoeRules, RoutingAlphaRules) {
   alignas(16) std::int32_t ids[8] = {};
   alignas(16) float weights[8] = {};
