@@ -63,9 +63,9 @@ double expert_share(const ProblemShape& s, std::int64_t tokens) {
 /// CTA u mod G), each costing its stages (MoE-dense: times the share of
 /// experts its tokens use) plus the fixed cost per unit; the slowest CTA
 /// sets the time. With equal units that is waves x unit cost. Routed
-/// MoE-dense units differ (a short last token tile skips more experts), so
-/// there the assignment is simulated (up to 4096 units; past that the
-/// waves are many and the last tile's share small).
+/// MoE-dense units differ: the last token tile, when short, skips more
+/// experts. Its units are the last ids, so moving from CTA c to c + 1 only
+/// turns full units into short ones or drops one: CTA 0 is the slowest.
 double modelled_stages(const ProblemShape& s, const GemmTactic& t, const kernels::KernelEntry& entry, int split) {
   const std::int64_t bt = t.swap_ab ? t.block_n : entry.block_m, bw = t.swap_ab ? entry.block_m : t.block_n;
   const std::int64_t tiles = output_tiles(s, t, entry.block_m);
@@ -74,24 +74,16 @@ double modelled_stages(const ProblemShape& s, const GemmTactic& t, const kernels
   const double stages = double((s.k + t.block_k - 1) / t.block_k), stages_per_unit = stages / std::max(1, units);
   const double slice_stages = double((units + split - 1) / split) * stages_per_unit;
   const double overhead = unit_overhead_stages(s);
-  const std::int64_t work = tiles * split;
-  const bool uneven = expert_share(s, bt) < 1.0 && s.m % bt != 0 && work <= 4096;
-  if (!uneven) return double((work + slots - 1) / slots) * (expert_share(s, bt) * slice_stages + overhead);
-  const std::int64_t grid = std::min(work, slots), n_blocks = (s.n + bw - 1) / bw, last_tb = (s.m - 1) / bt;
+  const std::int64_t work = tiles * split, waves = (work + slots - 1) / slots;
   const double full = expert_share(s, bt) * slice_stages + overhead;
-  const double part = expert_share(s, s.m - last_tb * bt) * slice_stages + overhead;
-  double slowest = 0;
-  for (std::int64_t c = 0; c < grid; ++c) {
-    double sum = 0;
-    for (std::int64_t u = c; u < work; u += grid) sum += (u / split) / n_blocks == last_tb ? part : full;
-    slowest = std::max(slowest, sum);
-  }
-  return slowest;
+  if (full >= slice_stages + overhead || s.m % bt == 0) return double(waves) * full;
+  const std::int64_t grid = std::min(work, slots), last_tb = (s.m - 1) / bt;
+  const std::int64_t first_short = last_tb * ((s.n + bw - 1) / bw) * split;  // the short last token tile's units
+  const double short_unit = expert_share(s, s.m - last_tb * bt) * slice_stages + overhead;
+  const std::int64_t full_units = std::min(waves, (first_short + grid - 1) / grid);  // CTA 0's
+  return double(full_units) * full + double(waves - full_units) * short_unit;
 }
 
-/// Split-K for the tactic: the slice count with the shortest modelled time.
-/// A larger split must win by 5% (the model ignores the partials' memory
-/// traffic), and keeps at least two units (experts or K blocks) per slice.
 const kernels::KernelEntry* entry_of(const ProblemShape& s, const GemmTactic& tile) {
   for (const auto& e : kernels::kernel_registry())
     if (e.format == s.format && e.layout == s.layout && e.tactic == tile) return &e;
