@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "common/cuda_check.hpp"
 #include "common/device_info.hpp"
@@ -16,28 +17,38 @@ struct Buffer {
   void* base = nullptr;
   std::size_t partial_floats = 0;
   std::size_t counters = 0;
+  bool in_graph = false;  ///< handed to a call under capture: a graph holds its address
 };
 
 constexpr std::size_t align_up(std::size_t x, std::size_t a) { return (x + a - 1) / a * a; }
+
+bool capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  FP4MOE_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+  return capture != cudaStreamCaptureStatusNone;
+}
 
 }  // namespace
 
 SplitKWorkspace split_k_workspace(cudaStream_t stream, std::size_t partial_floats, std::size_t counters) {
   static std::mutex mutex;
   static std::map<std::pair<int, cudaStream_t>, Buffer> buffers;  // lives as long as the process
+  static std::vector<void*> kept;  // outgrown buffers a captured graph may still use: never freed
   const std::lock_guard<std::mutex> lock(mutex);
   Buffer& b = buffers[{current_device(), stream}];
+  const bool under_capture = capturing(stream);
   if (b.partial_floats < partial_floats || b.counters < counters) {
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    FP4MOE_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
-    if (capture != cudaStreamCaptureStatusNone)
+    if (under_capture)
       throw Error("split-K: the library's workspace for this stream must grow, which cannot happen during CUDA-graph "
                   "capture; run the same call once before capturing");
     // Grow with headroom, so a sequence of slightly larger calls does not
-    // reallocate each time. cudaFree waits for work still using the old one.
+    // reallocate each time. cudaFree waits for work still using the old
+    // one; a buffer a graph was captured with stays allocated, since the
+    // graph replays with its address.
     const std::size_t want_partials = std::max(partial_floats, b.partial_floats * 2);
     const std::size_t want_counters = std::max(counters, b.counters * 2);
-    if (b.base) FP4MOE_CUDA_CHECK(cudaFree(b.base));
+    if (b.base && b.in_graph) kept.push_back(b.base);
+    else if (b.base) FP4MOE_CUDA_CHECK(cudaFree(b.base));
     b = Buffer{};
     const std::size_t counter_bytes = align_up(want_counters * 4, 256);
     FP4MOE_CUDA_CHECK(cudaMalloc(&b.base, counter_bytes + want_partials * 4));
@@ -45,6 +56,7 @@ SplitKWorkspace split_k_workspace(cudaStream_t stream, std::size_t partial_float
     b.partial_floats = want_partials;
     b.counters = want_counters;
   }
+  if (under_capture) b.in_graph = true;
   const std::size_t counter_bytes = align_up(b.counters * 4, 256);
   return {reinterpret_cast<float*>(static_cast<char*>(b.base) + counter_bytes), static_cast<std::int32_t*>(b.base)};
 }

@@ -5,8 +5,12 @@
 // The buffer grows on demand, which allocates (and therefore synchronises):
 // the first split-K call on a stream, or one needing more than any before
 // it. During CUDA-graph capture growing is refused with a clear error, so run
-// the call once before capturing. The tile counters are zeroed when the
-// buffer is made and every call leaves them zero again.
+// the call once before capturing. A buffer a graph was captured with is
+// never freed when a later call outgrows it (the graph replays with its
+// address). A graph uses the workspace of the stream it was captured on: do
+// not replay it on another stream concurrently with split-K calls on that
+// one. The tile counters are zeroed when the buffer is made and every call
+// leaves them zero again.
 #pragma once
 
 #include <cuda_runtime_api.h>
