@@ -48,11 +48,6 @@ class SweepCache {
   bool temporary_;
 };
 
-/// The device context is gone: nothing after it can run.
-struct ContextLost : Error {
-  using Error::Error;
-};
-
 void measure_row(const Timer& timer, SweepRow& row, const SweepOptions& options, const std::string& cache, std::uint64_t seed) {
   const tuning::TuningProblem problem(row.shape, seed, timer.stream());
   tuning::ProblemShape ps = tuning::problem_shape(row.shape);
@@ -82,7 +77,7 @@ void measure_row(const Timer& timer, SweepRow& row, const SweepOptions& options,
       cudaGetLastError();
       const cudaError_t sticky = cudaDeviceSynchronize();
       if (sticky != cudaSuccess)
-        throw ContextLost("the CUDA context failed while sweeping " + t.name() + " (" + cudaGetErrorName(sticky) +
+        throw tuning::TuningAborted("the CUDA context failed while sweeping " + t.name() + " (" + cudaGetErrorName(sticky) +
                           "): " + e.what());
       ++row.unusable;
       if (row.first_unusable.empty()) row.first_unusable = t.name() + ": " + e.what();
@@ -148,10 +143,7 @@ std::vector<SweepRow> run_sweep(const Timer& timer, const std::vector<std::pair<
     bool context_lost = false;
     try {
       measure_row(timer, row, options, cache.path(), seed + 7919 * rows.size());
-    } catch (const ContextLost& e) {
-      row.error = e.what();
-      context_lost = true;
-    } catch (const tuning::TuningAborted& e) {
+    } catch (const tuning::TuningAborted& e) {  // the device context is gone: nothing after it can run
       row.error = e.what();
       context_lost = true;
     } catch (const std::exception& e) {
