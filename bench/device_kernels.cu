@@ -5,22 +5,12 @@
 
 #include <algorithm>
 
+#include "common/counter_random.cuh"
 #include "common/cuda_check.hpp"
 #include "common/device_info.hpp"
 
 namespace fp4moe::bench {
 namespace {
-
-__device__ __forceinline__ std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-__device__ __forceinline__ float unit(std::uint64_t h) {  // [-1, 1)
-  return static_cast<float>(static_cast<std::int32_t>(h >> 32)) * (1.0f / 2147483648.0f);
-}
 
 template <class F>
 __global__ void fill_kernel(std::int64_t n, F f) {
@@ -37,20 +27,20 @@ void launch_fill(std::int64_t n, F f, cudaStream_t s) {
 }  // namespace
 
 void fill_random_fp32(float* p, std::int64_t n, std::uint64_t seed, float scale, cudaStream_t s) {
-  launch_fill(n, [=] __device__(std::int64_t i) { p[i] = scale * unit(mix(seed ^ mix(i))); }, s);
+  launch_fill(n, [=] __device__(std::int64_t i) { p[i] = scale * detail::random_unit(detail::random_bits(seed, i)); }, s);
 }
 
 void fill_random_e4m3(void* p, std::int64_t n, std::uint64_t seed, cudaStream_t s) {
   auto* q = static_cast<__nv_fp8_storage_t*>(p);
   launch_fill(n, [=] __device__(std::int64_t i) {
-    q[i] = __nv_cvt_float_to_fp8(2.0f * unit(mix(seed ^ mix(i))), __NV_SATFINITE, __NV_E4M3);
+    q[i] = __nv_cvt_float_to_fp8(2.0f * detail::random_unit(detail::random_bits(seed, i)), __NV_SATFINITE, __NV_E4M3);
   }, s);
 }
 
 void fill_random_bytes(void* p, std::int64_t n, std::uint64_t seed, std::uint8_t lo, std::uint8_t hi, cudaStream_t s) {
   auto* q = static_cast<std::uint8_t*>(p);
   const unsigned span = unsigned(hi) - unsigned(lo) + 1;
-  launch_fill(n, [=] __device__(std::int64_t i) { q[i] = static_cast<std::uint8_t>(lo + (mix(seed ^ mix(i)) >> 40) % span); }, s);
+  launch_fill(n, [=] __device__(std::int64_t i) { q[i] = static_cast<std::uint8_t>(lo + (detail::random_bits(seed, i) >> 40) % span); }, s);
 }
 
 }  // namespace fp4moe::bench

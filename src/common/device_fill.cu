@@ -4,23 +4,16 @@
 
 #include <algorithm>
 
+#include "common/counter_random.cuh"
 #include "common/cuda_check.hpp"
 #include "common/device_info.hpp"
 
 namespace fp4moe::detail {
 namespace {
 
-__device__ __forceinline__ std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 __global__ void fill_bf16_kernel(__nv_bfloat16* p, std::int64_t n, std::uint64_t seed, float scale) {
   for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x) {
-    const float u = static_cast<float>(static_cast<std::int32_t>(mix(seed ^ mix(i)) >> 32)) * (1.0f / 2147483648.0f);
-    p[i] = __float2bfloat16(scale * u);
+    p[i] = __float2bfloat16(scale * random_unit(random_bits(seed, i)));
   }
 }
 
