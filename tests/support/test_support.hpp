@@ -61,6 +61,15 @@ std::vector<std::uint16_t> to_bf16(const std::vector<float>& x);
 /// Whether a CUDA device is usable; the reason otherwise.
 bool gpu_available(std::string* why = nullptr);
 
+/// `bytes` of device memory at `p`, copied to the host as Ts (the caller has
+/// synchronised the stream that wrote them).
+template <class T>
+std::vector<T> download_as(const void* p, std::size_t bytes) {
+  std::vector<T> h(bytes / sizeof(T));
+  EXPECT_EQ(cudaMemcpy(h.data(), p, h.size() * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+  return h;
+}
+
 /// RAII device buffer.
 template <class T>
 class DeviceBuffer {

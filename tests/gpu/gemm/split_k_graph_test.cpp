@@ -13,9 +13,7 @@ namespace fp4moe {
 namespace {
 
 std::vector<std::uint8_t> download(const tuning::TuningProblem& p) {
-  std::vector<std::uint8_t> h(p.output_bytes());
-  EXPECT_EQ(cudaMemcpy(h.data(), p.output(), h.size(), cudaMemcpyDeviceToHost), cudaSuccess);
-  return h;
+  return test::download_as<std::uint8_t>(p.output(), p.output_bytes());
 }
 
 TEST(SplitKGraph, ReplaysAfterTheWorkspaceGrew) {

@@ -56,9 +56,7 @@ class TunerGpu : public ::testing::Test {
     return o;
   }
   static std::vector<std::uint8_t> download(const tuning::TuningProblem& p) {
-    std::vector<std::uint8_t> h(p.output_bytes());
-    EXPECT_EQ(cudaMemcpy(h.data(), p.output(), h.size(), cudaMemcpyDeviceToHost), cudaSuccess);
-    return h;
+    return test::download_as<std::uint8_t>(p.output(), p.output_bytes());
   }
   std::string path_;
   cudaStream_t stream_ = nullptr;

@@ -24,9 +24,7 @@ namespace fp4moe {
 namespace {
 
 std::vector<float> download_fp32(const tuning::TuningProblem& p) {
-  std::vector<float> h(p.output_bytes() / sizeof(float));
-  EXPECT_EQ(cudaMemcpy(h.data(), p.output(), p.output_bytes(), cudaMemcpyDeviceToHost), cudaSuccess);
-  return h;
+  return test::download_as<float>(p.output(), p.output_bytes());
 }
 
 TEST(SuiteRowsEveryTactic, RunsWithoutFaultAndAgreesWithTheHeuristic) {
