@@ -5,6 +5,7 @@ The tests import fp4moe from PYTHONPATH (python/ in the repository, with
 FP4MOE_LIBRARY naming a built libfp4moe_c.so) or from an installed package.
 """
 
+import ctypes
 import os
 import warnings
 
@@ -35,14 +36,29 @@ def gpu_reason():
     return None
 
 
+def driver_present():
+    """Whether the CUDA driver library loads (then the no-driver tests skip)."""
+    for name in ("libcuda.so.1", "libcuda.so"):
+        try:
+            ctypes.CDLL(name)
+            return True
+        except OSError:
+            pass
+    return False
+
+
 def pytest_collection_modifyitems(config, items):
     reason = gpu_reason()
-    if reason is None:
-        return
-    skip = pytest.mark.skip(reason=f"GPU test: {reason}")
-    for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+    if reason is not None:
+        skip = pytest.mark.skip(reason=f"GPU test: {reason}")
+        for item in items:
+            if "gpu" in item.keywords:
+                item.add_marker(skip)
+    if any("no_driver" in item.keywords for item in items) and driver_present():
+        skip = pytest.mark.skip(reason="a CUDA driver is present (this checks the no-driver error path)")
+        for item in items:
+            if "no_driver" in item.keywords:
+                item.add_marker(skip)
 
 
 @pytest.fixture

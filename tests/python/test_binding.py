@@ -82,17 +82,7 @@ def test_last_error_is_per_thread():
     assert raw_message() == mine
 
 
-def _driver_present():
-    for name in ("libcuda.so.1", "libcuda.so"):
-        try:
-            ctypes.CDLL(name)
-            return True
-        except OSError:
-            pass
-    return False
-
-
-@pytest.mark.skipif(_driver_present(), reason="a CUDA driver is present (this checks the no-driver error path)")
+@pytest.mark.no_driver
 def test_cuda_failure_is_a_cuda_error():
     # Valid arguments (host memory is never touched: the first CUDA call fails).
     x = (ctypes.c_float * 64)()

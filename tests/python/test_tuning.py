@@ -250,17 +250,7 @@ def test_the_c_interface_refuses_bad_codes_and_pointers():
     assert length.value == 16 and buf.value == fp4moe.tactic_space_version()[:4].encode(), "truncated, NUL-terminated"
 
 
-def _driver_present():
-    for name in ("libcuda.so.1", "libcuda.so"):
-        try:
-            ctypes.CDLL(name)
-            return True
-        except OSError:
-            pass
-    return False
-
-
-@pytest.mark.skipif(_driver_present(), reason="a CUDA driver is present (this checks the no-driver error path)")
+@pytest.mark.no_driver
 def test_tuning_without_a_gpu_is_a_cuda_error(cache_env):
     with pytest.raises(fp4moe.CudaError):
         fp4moe.tune(fp4moe.TuneShape("dense", fp4moe.NVFP4, 64, 256, 256))
