@@ -47,6 +47,20 @@ def driver_present():
     return False
 
 
+def device_here():
+    """(name, SM count) of the device a tuning-cache listing compares a file
+    with: the current CUDA device where there is one (a cache for another
+    device is refused there), an H200's where there is none (a listing then
+    shows the file's own). None where a driver is present but PyTorch, which
+    names the device, is not."""
+    if torch is not None and torch.cuda.is_available():
+        props = torch.cuda.get_device_properties(torch.cuda.current_device())
+        return props.name, props.multi_processor_count
+    if driver_present() and torch is None:
+        return None
+    return "NVIDIA H200", 132
+
+
 def pytest_collection_modifyitems(config, items):
     reason = gpu_reason()
     if reason is not None:

@@ -9,6 +9,7 @@ import os
 import pytest
 
 import fp4moe
+from conftest import device_here
 from fp4moe import _capi
 
 H200 = "NVIDIA H200"
@@ -137,13 +138,17 @@ def test_long_paths_come_back_whole(cache_env):
 # ----------------------------------------------------------- listings ----
 
 def test_listing_of_a_cache_for_this_build(cache_env):
+    here = device_here()
+    if here is None:
+        pytest.skip("a CUDA driver without PyTorch: cannot name this device")
     path = cache_env / "tuning.json"
     t = a_tactic()
-    doc = cache_document([masked_entry(8, t), masked_entry(256, t, unusable=["direct bn256 bk128 st4 sk2: refused"])])
+    doc = cache_document([masked_entry(8, t), masked_entry(256, t, unusable=["direct bn256 bk128 st4 sk2: refused"])],
+                         device=here[0], sm_count=here[1])
     path.write_text(json.dumps(doc))
     text = fp4moe.describe_tuning_cache(path)
     assert f"written for fp4moe {fp4moe.library_version()}" in text
-    assert H200 in text and "2 entries" in text
+    assert f"{here[0]} ({here[1]} SMs)" in text and "2 entries" in text
     assert text.count(t.name) == 2
     assert "unusable: direct bn256 bk128 st4 sk2: refused" in text
     fp4moe.set_tuning_cache_path(path)  # the default listing is the current file's

@@ -9,6 +9,10 @@
 #include <fstream>
 #include <optional>
 
+#include <cuda_runtime.h>
+
+#include "common/device_identity.hpp"
+#include "common/device_info.hpp"
 #include "fp4moe/error.hpp"
 #include "fp4moe/tuning.hpp"
 #include "tuning/tactic_space.hpp"
@@ -35,6 +39,16 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
+/// The device a listing compares a cache with: the current one where a GPU
+/// is present (a cache for another device is refused there), otherwise any
+/// name (without a device, a listing shows the file's own).
+detail::DeviceIdentity device_here() {
+  int count = 0;
+  const bool have = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  cudaGetLastError();
+  return have ? detail::device_identity(detail::current_device()) : detail::DeviceIdentity{"NVIDIA H200", 132};
+}
+
 /// A fresh directory and a clean path setting; both undone at the end.
 class TuningApi : public ::testing::Test {
  protected:
@@ -51,7 +65,8 @@ class TuningApi : public ::testing::Test {
   }
   std::string file(const std::string& name) const { return (fs::path(dir_) / name).string(); }
   /// A cache for this build, written for `device`.
-  std::string write_cache(const std::string& name, const std::string& device, const std::string& version = library_version()) {
+  std::string write_cache(const std::string& name, const std::string& device, const std::string& version = library_version(),
+                          int sm_count = 132) {
     const std::string path = file(name);
     TuneShape s{GemmOp::kMasked, Fp4Format::kNVFP4, GemmOutput::kBF16, 64, 4096, 7168, 8};
     tuning::CacheEntry e;
@@ -60,7 +75,7 @@ class TuningApi : public ::testing::Test {
     e.median_us = 41.5;
     e.heuristic_us = 44;
     e.unusable = {"direct bn256 bk128 st4 sk2: refused for the test"};
-    tuning::merge_into_cache_file(path, tuning::CacheHeader{version, tactic_space_version(), device, 132}, {e});
+    tuning::merge_into_cache_file(path, tuning::CacheHeader{version, tactic_space_version(), device, sm_count}, {e});
     return path;
   }
   std::string dir_;
@@ -98,10 +113,11 @@ TEST_F(TuningApi, TestsNeverReadTheUsersCache) {
 }
 
 TEST_F(TuningApi, ListingOfAUsableCache) {
-  const std::string path = write_cache("tuning.json", "NVIDIA H200");
+  const detail::DeviceIdentity here = device_here();
+  const std::string path = write_cache("tuning.json", here.name, library_version(), here.sm_count);
   const std::string text = describe_tuning_cache(path);
   EXPECT_NE(text.find("written for fp4moe " + std::string(library_version())), std::string::npos) << text;
-  EXPECT_NE(text.find("NVIDIA H200 (132 SMs)"), std::string::npos) << text;
+  EXPECT_NE(text.find(here.name + " (" + std::to_string(here.sm_count) + " SMs)"), std::string::npos) << text;
   EXPECT_NE(text.find("1 entries"), std::string::npos) << text;
   EXPECT_NE(text.find("masked"), std::string::npos) << text;
   EXPECT_NE(text.find("41.50"), std::string::npos) << text;
