@@ -2,9 +2,10 @@
 # One call on the lent GPU machine (run scripts/device_commit.sh first and carry
 # .fp4moe_commit): build (-j16), the whole test suite, the
 # benchmark, with logs under $OUT. Usage: scripts/device_run.sh [SUITE ...]
-# Environment: SKIP_TESTS=1, SKIP_BENCH=1, SANITIZE=1 (compute-sanitizer on a
-# subset), GTEST_FILTER for the GPU tests, PREBUILT=DIR to run binaries built
-# on the host and carried (DIR/tests/*, DIR/tools/fp4moe) instead of building.
+# Environment: SKIP_TESTS=1, SKIP_BENCH=1, SANITIZE=1 (compute-sanitizer on
+# the GPU tests named by SANITIZE_FILTER, each tool within SANITIZE_TIMEOUT
+# s), GTEST_FILTER for the GPU tests, PREBUILT=DIR to run binaries built on
+# the host and carried (DIR/tests/*, DIR/tools/fp4moe) instead of building.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
@@ -28,7 +29,7 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
 fi
 if [ "${SANITIZE:-0}" = 1 ]; then
   for tool in memcheck racecheck synccheck; do
-    compute-sanitizer --tool $tool --error-exitcode 1 $B/tests/fp4moe_gpu_tests \
+    timeout ${SANITIZE_TIMEOUT:-300} compute-sanitizer --tool $tool --error-exitcode 1 $B/tests/fp4moe_gpu_tests \
       --gtest_filter="${SANITIZE_FILTER:-*}" > "$OUT/sanitize_$tool.log" 2>&1
     echo "compute-sanitizer $tool rc=$?"; tail -3 "$OUT/sanitize_$tool.log"
   done
