@@ -150,7 +150,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       ptx::mbar_init(&full[s], 1);
-      ptx::mbar_init(&empty[s], Cfg::kYUsers);  // one release per Y user
+      // Every consumer thread releases the stage after its own last read of
+      // it: an arrive orders only the arriving thread's accesses, so one
+      // arrive after a named barrier would lean on the barrier for the
+      // others' (compute-sanitizer racecheck cannot follow that).
+      ptx::mbar_init(&empty[s], Cfg::kConsumerThreads);
     }
     ptx::fence_mbarrier_init();
   }
@@ -384,7 +388,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       }
       ptx::fence_proxy_async_smem();
       ptx::named_barrier(bar_ready, kYThreads);
-      if (sub == BK / 64 - 1 && y_tid == 0) ptx::mbar_arrive(&empty[s]);
+      if (sub == BK / 64 - 1) ptx::mbar_arrive(&empty[s]);
       if constexpr (Cfg::kMoe) {
         if (fold_pending) {  // the previous expert's MMAs must land before expert_acc is reused
           ptx::wgmma_wait<0>();
@@ -429,9 +433,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         const std::uint8_t* header = smem + s * Cfg::kStageBytes + Cfg::kOffHeader;
         const MoeStageHeader h = *reinterpret_cast<const MoeStageHeader*>(header);
         if (h.flags & kEndsTile) {
-          // Every thread has read the header before the stage goes back.
-          ptx::named_barrier(bar_free, kYThreads);
-          if (y_tid == 0) ptx::mbar_arrive(&empty[s]);
+          ptx::mbar_arrive(&empty[s]);  // this thread is done with the header
           break;
         }
         consume_stage(s, h.kb, header, (h.flags & kEndsExpert) != 0, xs_row0, ys_row0);
