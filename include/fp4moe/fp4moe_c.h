@@ -99,7 +99,7 @@ typedef struct {
   int32_t block_n;
   int32_t block_k;
   int32_t stages;
-  int32_t split_k; /* 1, 2, 4 or 8 */
+  int32_t split_k; /* 1, 2, 4 or 8; 0: stream-K (dense and moe_dense_fc2) */
 } fp4moe_tactic;
 
 /* ------------------------------------------------------------ library ---- */
@@ -182,7 +182,7 @@ FP4MOE_C_API fp4moe_status fp4moe_moe_routing_alpha(const int32_t* topk_ids, con
 
 /* The tactics compiled for a format (fp4moe_format) and layout
  * (fp4moe_gemm_layout), each listed with split_k = 1 (each also runs with
- * split_k 2, 4 or 8 where its tile allows). Writes at most `capacity` into
+ * split_k 2, 4, 8 or 0 = stream-K where its tile allows). Writes at most `capacity` into
  * `out` (which may be null when capacity is 0) and the total to *count. */
 FP4MOE_C_API fp4moe_status fp4moe_gemm_tactics(int32_t format, int32_t layout, fp4moe_tactic* out, int32_t capacity,
                                                int32_t* count);

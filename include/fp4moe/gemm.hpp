@@ -34,10 +34,13 @@ struct GemmTactic {
   int block_k = 0;  ///< K per pipeline stage
   int stages = 0;   ///< pipeline depth
   /// K slices per output tile: 1, 2, 4 or 8 (at most the K blocks, or for
-  /// moe_dense_fc2 the experts, there are to slice). The library reduces the
-  /// slices itself, in a fixed order, so repeats are bit-identical; it keeps
-  /// the scratch this needs per stream (allocated by the first split-K call
-  /// on a stream that needs more than before; not during graph capture).
+  /// moe_dense_fc2 the experts, there are to slice), or 0 for stream-K
+  /// (fp4_gemm_nt and moe_dense_fc2 only): every CTA takes an equal share
+  /// of all tiles' K blocks (experts), so no SM idles in a last partial wave
+  /// of tiles. The library reduces the slices itself, in a fixed order, so
+  /// repeats are bit-identical; it keeps the scratch this needs per stream
+  /// (allocated by the first split-K call on a stream that needs more than
+  /// before; not during graph capture).
   int split_k = 1;
 
   bool operator==(const GemmTactic&) const = default;

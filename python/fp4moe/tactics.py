@@ -20,7 +20,7 @@ LAYOUTS = {
 @dataclass(frozen=True)
 class GemmTactic:
     """fp4moe::GemmTactic. Pass one as `tactic=` to force it (it must be one
-    of gemm_tactics(); split_k 1, 2, 4 or 8); None runs the tuning cache's
+    of gemm_tactics(); split_k 1, 2, 4, 8 or 0); None runs the tuning cache's
     tactic for the call if it has one (fp4moe.tune), else the heuristic's.
 
     swap_ab  weights on wgmma's M side, tokens on N (the decode path)
@@ -28,7 +28,8 @@ class GemmTactic:
     block_k  K per pipeline stage
     stages   pipeline depth
     split_k  K slices per output tile, reduced by the library in a fixed
-             order (bit-identical repeats). Split-K uses a workspace the
+             order (bit-identical repeats); 0: stream-K (dense and
+             moe_dense_fc2), every CTA an equal share of all tiles' K. Split-K uses a workspace the
              library keeps per stream: the first call on a stream that needs
              more than before allocates it, so run the call once before
              capturing it in a CUDA graph.
@@ -50,8 +51,9 @@ class GemmTactic:
 
 def gemm_tactics(format: str, layout: str):
     """The tactics compiled for a format ("nvfp4", "mxfp4") and layout (a key of
-    LAYOUTS), each with split_k = 1; each also runs with split_k 2, 4 or 8
-    where its tile is compiled with split-K (the library refuses it otherwise)."""
+    LAYOUTS), each with split_k = 1; each also runs with split_k 2, 4, 8 or 0
+    (stream-K, dense and moe_dense only) where its tile is compiled with
+    split-K (the library refuses it otherwise)."""
     if format not in FORMATS:
         raise invalid_argument("gemm_tactics", "format", f"must be '{NVFP4}' or '{MXFP4}'", repr(format))
     if layout not in LAYOUTS:

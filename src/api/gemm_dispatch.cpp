@@ -6,6 +6,7 @@
 #include "api/fp4_tensor_checks.hpp"
 #include "common/device_info.hpp"
 #include "common/split_k_workspace.hpp"
+#include "kernels/sm90/stream_k.hpp"
 #include "tuning/problem_key.hpp"
 #include "tuning/runtime_cache.hpp"
 #include "tuning/tactic_space.hpp"
@@ -69,25 +70,34 @@ const kernels::KernelEntry& checked_kernel(const ArgCheck& c, const tuning::Prob
       std::string known;
       for (const GemmTactic& k : tuning::compiled_tactics(shape.format, shape.layout)) known += (known.empty() ? "" : "; ") + k.name();
       c.require(false, "options.tactic",
-                "is not compiled for this format and layout (compiled: " + known + ", each with split_k 1, 2, 4 or 8)",
+                "is not compiled for this format and layout (compiled: " + known +
+                    ", each with split_k 1, 2, 4, 8 or 0 = stream-K where its tile has split-K)",
                 t.name());
       break;
     }
     case tuning::TacticFault::kSplitKChoice:
-      c.require(false, "options.tactic", "split_k must be 1, 2, 4 or 8", std::to_string(t.split_k));
+      c.require(false, "options.tactic", "split_k must be 1, 2, 4, 8 or 0 (stream-K)", std::to_string(t.split_k));
       break;
     case tuning::TacticFault::kSplitKNotCompiled:
       c.require(false, "options.tactic",
                 "split_k must be 1: this tile is compiled without split-K (its accumulators leave no registers for it)",
                 std::to_string(t.split_k));
       break;
-    case tuning::TacticFault::kSplitKUnits:
+    case tuning::TacticFault::kStreamKLayout:
       c.require(false, "options.tactic",
-                "split_k must not exceed the " +
-                    std::string(shape.layout == kernels::Layout::kMoeDense ? "experts" : "K blocks") + " it slices (" +
-                    std::to_string(check.units) + ")",
+                "split_k 0 (stream-K) runs only fp4_gemm_nt (dense) and moe_dense_fc2: a grouped layout's tile count is "
+                "known only on the device",
                 std::to_string(t.split_k));
       break;
+    case tuning::TacticFault::kSplitKUnits: {
+      const std::string units = shape.layout == kernels::Layout::kMoeDense ? "experts" : "K blocks";
+      c.require(false, "options.tactic",
+                t.split_k == tuning::kStreamK
+                    ? "split_k 0 (stream-K) needs at least 2 " + units + " per tile (here " + std::to_string(check.units) + ")"
+                    : "split_k must not exceed the " + units + " it slices (" + std::to_string(check.units) + ")",
+                std::to_string(t.split_k));
+      break;
+    }
   }
   return *check.kernel;
 }
@@ -143,7 +153,7 @@ GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call_in, std::int64_t m_r
   // Weight rows the kernel tiles: FC1 tiles every expert's 2I rows as one.
   const std::int64_t n_rows = call.op == GemmOp::kMoeFc1 ? call.n * call.groups : call.n;
   const std::int64_t t_blocks = call.op == GemmOp::kMasked ? call.groups * ((m_rows + bt - 1) / bt) : (m_rows + bt - 1) / bt;
-  return {e, t_blocks * ((n_rows + bw - 1) / bw), t.split_k, e->block_m * t.block_n};
+  return {e, t_blocks * ((n_rows + bw - 1) / bw), t.split_k, e->block_m * t.block_n, tuning::split_k_units(shape, t)};
 }
 
 const PlannedTactic& last_planned_tactic() { return t_last_plan; }
@@ -167,13 +177,24 @@ void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, c
                  cudaStream_t stream) {
   kernels::GemmParams p = params;
   p.split_k = plan.split_k;
-  if (plan.split_k > 1) {
+  // Work items, which bound the grid: tiles × slices, or for stream-K all
+  // K units (the grid is then every CTA the device holds, at most one per
+  // unit, so every CTA's share is non-empty: stream_k.hpp).
+  std::int64_t work = plan.max_tiles * plan.split_k;
+  p.split_slots = plan.split_k;
+  if (plan.split_k == 0) {
+    work = plan.max_tiles * plan.units;
+    const std::int64_t ctas = std::int64_t(current_device_sm_count()) * plan.kernel->ctas_per_sm;
+    const kernels::StreamK sk{plan.max_tiles, plan.units, static_cast<std::int32_t>(std::max<std::int64_t>(1, std::min(ctas, work)))};
+    p.split_slots = sk.max_slots();
+  }
+  if (p.split_slots > 1) {
     const SplitKWorkspace ws = split_k_workspace(
-        stream, static_cast<std::size_t>(plan.max_tiles * plan.split_k * plan.tile_elems), static_cast<std::size_t>(plan.max_tiles));
+        stream, static_cast<std::size_t>(plan.max_tiles * p.split_slots * plan.tile_elems), static_cast<std::size_t>(plan.max_tiles));
     p.split_partials = ws.partials;
     p.split_counters = ws.counters;
   }
-  const kernels::LaunchArgs args{&a, &b, p, a.rows * a.groups, b.rows * b.groups, plan.max_tiles * plan.split_k, stream};
+  const kernels::LaunchArgs args{&a, &b, p, a.rows * a.groups, b.rows * b.groups, work, stream};
   plan.kernel->launch(args);
 }
 

@@ -29,9 +29,10 @@ void check_output(const ArgCheck& c, const MatrixView& d, std::int64_t rows, std
 
 struct GemmPlan {
   const kernels::KernelEntry* kernel;
-  std::int64_t max_tiles;  ///< output tiles (bounds the grid and the split-K workspace)
-  int split_k;
+  std::int64_t max_tiles;  ///< output tiles (bounds the grid and the split-K workspace; exact for stream-K)
+  int split_k;             ///< 0: stream-K
   std::int64_t tile_elems;  ///< accumulator elements of one output tile
+  int units;                ///< K units per tile: K blocks, or experts for MoE-dense
 };
 
 /// What an output view holds, as the tuning key spells it.
@@ -40,8 +41,9 @@ inline GemmOutput output_of(DType d) { return d == DType::kFP32 ? GemmOutput::kF
 /// Picks the tactic and its compiled kernel for a call described as the
 /// tuner describes it (`call.m`: tokens per group, the heuristic's and the
 /// buckets' M). The caller's tactic if given (throws InvalidArgument naming
-/// options.tactic when it is not compiled, its split_k is not 1, 2, 4 or 8,
-/// the tile has no split-K, or split_k exceeds what K can be sliced into);
+/// options.tactic when it is not compiled, its split_k is not 1, 2, 4, 8 or
+/// 0 (stream-K, dense and MoE-dense only), the tile has no split-K, or
+/// split_k exceeds what K can be sliced into);
 /// else the tuning cache's entry for the call if it has one; else the
 /// heuristic's. `m_rows`: rows of the token dimension the kernel walks (masked:
 /// rows per group). A forced tactic makes no CUDA call here.

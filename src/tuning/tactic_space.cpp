@@ -10,8 +10,11 @@ namespace fp4moe {
 
 std::string GemmTactic::name() const {
   char buf[96];
-  std::snprintf(buf, sizeof buf, "%s bn%d bk%d st%d sk%d", swap_ab ? "swapAB" : "direct", block_n, block_k, stages,
-                split_k);
+  if (split_k == tuning::kStreamK)
+    std::snprintf(buf, sizeof buf, "%s bn%d bk%d st%d streamK", swap_ab ? "swapAB" : "direct", block_n, block_k, stages);
+  else
+    std::snprintf(buf, sizeof buf, "%s bn%d bk%d st%d sk%d", swap_ab ? "swapAB" : "direct", block_n, block_k, stages,
+                  split_k);
   return buf;
 }
 
@@ -66,12 +69,21 @@ double expert_share(const ProblemShape& s, std::int64_t tokens) {
 /// MoE-dense units differ: the last token tile, when short, skips more
 /// experts. Its units are the last ids, so moving from CTA c to c + 1 only
 /// turns full units into short ones or drops one: CTA 0 is the slowest.
+///
+/// Stream-K (split = kStreamK): every CTA takes ⌈tiles·units / G⌉ units,
+/// in as many segments as tiles it touches (each paying the fixed cost), at
+/// the expert share of a full token tile (the heaviest CTAs set the time).
 double modelled_stages(const ProblemShape& s, const GemmTactic& t, const kernels::KernelEntry& entry, int split) {
   const std::int64_t bt = t.swap_ab ? t.block_n : entry.block_m, bw = t.swap_ab ? entry.block_m : t.block_n;
   const std::int64_t tiles = output_tiles(s, t, entry.block_m);
   const std::int64_t slots = std::int64_t(std::max(1, s.sm_count)) * entry.ctas_per_sm;
   const int units = split_k_units(s, t);
   const double stages = double((s.k + t.block_k - 1) / t.block_k), stages_per_unit = stages / std::max(1, units);
+  if (split == kStreamK) {
+    const std::int64_t work = tiles * units, grid = std::max<std::int64_t>(1, std::min(work, slots));
+    const std::int64_t per_cta = (work + grid - 1) / grid, segments = 1 + (per_cta + units - 1) / units;
+    return double(per_cta) * stages_per_unit * expert_share(s, bt) + double(segments) * unit_overhead_stages(s);
+  }
   const double slice_stages = double((units + split - 1) / split) * stages_per_unit;
   const double overhead = unit_overhead_stages(s);
   const std::int64_t work = tiles * split, waves = (work + slots - 1) / slots;
@@ -97,6 +109,7 @@ int pick_split_k(const ProblemShape& s, const GemmTactic& t) {
   int best = 1;
   double best_time = modelled_stages(s, t, *entry, 1);
   for (int split : kSplitKChoices) {
+    if (split == kStreamK) continue;  // last, below
     if (split <= best || split > entry->max_split_k || units / split < 2) continue;
     const double time = modelled_stages(s, t, *entry, split);
     if (time < 0.95 * best_time) {
@@ -104,6 +117,9 @@ int pick_split_k(const ProblemShape& s, const GemmTactic& t) {
       best_time = time;
     }
   }
+  GemmTactic streamk = t;
+  streamk.split_k = kStreamK;
+  if (check_tactic(s, streamk).ok() && modelled_stages(s, t, *entry, kStreamK) < 0.95 * best_time) best = kStreamK;
   return best;
 }
 
@@ -202,6 +218,13 @@ TacticCheck check_tactic(const ProblemShape& shape, const GemmTactic& tactic) {
   r.units = split_k_units(shape, tactic);
   if (std::find(std::begin(kSplitKChoices), std::end(kSplitKChoices), tactic.split_k) == std::end(kSplitKChoices))
     r.fault = TacticFault::kSplitKChoice;
+  else if (tactic.split_k == kStreamK && r.kernel->max_split_k == 1)
+    r.fault = TacticFault::kSplitKNotCompiled;
+  else if (tactic.split_k == kStreamK && shape.layout != kernels::Layout::kDense &&
+           shape.layout != kernels::Layout::kMoeDense)
+    r.fault = TacticFault::kStreamKLayout;
+  else if (tactic.split_k == kStreamK && r.units < 2)
+    r.fault = TacticFault::kSplitKUnits;
   else if (tactic.split_k > r.kernel->max_split_k)
     r.fault = TacticFault::kSplitKNotCompiled;
   else if (tactic.split_k > r.units)

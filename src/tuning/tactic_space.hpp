@@ -33,8 +33,13 @@ kernels::Layout layout_of(GemmOp op);
 /// E·2I weight rows. sm_count is left at its default.
 ProblemShape problem_shape(const TuneShape& call);
 
-/// Split-K values every kernel accepts at run time.
-constexpr int kSplitKChoices[] = {1, 2, 4, 8};
+/// split_k = 0: stream-K, every CTA of the grid takes an equal share of all
+/// tiles' K units (kernels/sm90/stream_k.hpp). Dense and MoE-dense only:
+/// the share needs the exact tile count on the host.
+constexpr int kStreamK = 0;
+
+/// Split-K values every kernel compiled with split-K accepts at run time.
+constexpr int kSplitKChoices[] = {1, 2, 4, 8, kStreamK};
 
 /// The units split-K divides a tile's K loop into: whole experts for
 /// MoE-dense, else K blocks of the tactic.
@@ -52,9 +57,10 @@ GemmTactic pick_tactic(const ProblemShape& shape);
 enum class TacticFault {
   kNone,
   kNotCompiled,        ///< no kernel of this (format, layout, tile)
-  kSplitKChoice,       ///< split_k is not 1, 2, 4 or 8
-  kSplitKNotCompiled,  ///< the tile is compiled without split-K
-  kSplitKUnits,        ///< more slices than experts (MoE-dense) or K blocks
+  kSplitKChoice,       ///< split_k is not 1, 2, 4, 8 or 0 (stream-K)
+  kSplitKNotCompiled,  ///< the tile is compiled without split-K (stream-K included)
+  kSplitKUnits,        ///< more slices than experts (MoE-dense) or K blocks; stream-K with one
+  kStreamKLayout,      ///< stream-K on a layout other than dense and MoE-dense
 };
 
 struct TacticCheck {

@@ -110,7 +110,7 @@ class Reader {
     t.block_n = static_cast<int>(integer(v, "block_n", 1, 4096, where + ".tactic"));
     t.block_k = static_cast<int>(integer(v, "block_k", 1, 4096, where + ".tactic"));
     t.stages = static_cast<int>(integer(v, "stages", 1, 64, where + ".tactic"));
-    t.split_k = static_cast<int>(integer(v, "split_k", 1, 64, where + ".tactic"));
+    t.split_k = static_cast<int>(integer(v, "split_k", 0, 64, where + ".tactic"));
     return t;
   }
 

@@ -166,13 +166,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   }
   __syncthreads();
 
-  const TileScheduler<Cfg::kLayout, Cfg::BT, Cfg::BW> sched(p, prefix);
+  // A work item covers units [t.unit_begin, t.unit_end) of its tile: K
+  // blocks, or for MoE-dense whole experts.
   const int k_iters = (p.k + BK - 1) / BK;
-  // Split-K: slice k_slice of a tile covers units [begin, end) of `units`
-  // (K blocks, or whole experts for MoE-dense); `next` = 1 gives the end.
-  auto slice_begin = [&](int units, const Tile& t, int next = 0) {
-    return static_cast<int>(std::int64_t(units) * (t.k_slice + next) / p.split_k);
-  };
+  const TileScheduler<Cfg::kLayout, Cfg::BT, Cfg::BW> sched(p, prefix, Cfg::kMoe ? p.experts : k_iters);
 
   // X/Y rows of a tile in their tensor maps, and (group, row-in-group) of their scales.
   auto x_row = [&](const Tile& t) { return Cfg::kSwap ? sched.b_row(t) : sched.a_row(t); };
@@ -225,15 +222,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     // ------------------------------------------------------------ producer
     ptx::setmaxnreg_dec<Cfg::kProducerRegs>();
     if constexpr (Cfg::kMoe) {
-      if (threadIdx.x < 32) moe_produce<Cfg>(p, sched, smem, full, empty, load_stage, slice_begin);
+      if (threadIdx.x < 32) moe_produce<Cfg>(p, sched, smem, full, empty, load_stage);
     } else if (threadIdx.x == 0) {
       ptx::prefetch_tensor_map(tmap_x);
       ptx::prefetch_tensor_map(tmap_y);
       std::uint32_t it = 0;
-      for (std::int32_t id = blockIdx.x; id < sched.total; id += gridDim.x) {
-        const Tile t = sched.tile(id);
+      Tile t;
+      for (std::int32_t i = 0; sched.work(i, t); ++i) {
         if (t.group < 0) continue;  // contiguous padding block: nothing to load
-        for (int kb = slice_begin(k_iters, t), kb_end = slice_begin(k_iters, t, 1); kb < kb_end; ++kb, ++it) {
+        for (int kb = t.unit_begin; kb < t.unit_end; ++kb, ++it) {
           const int s = it % kStages;
           ptx::mbar_wait(&empty[s], ((it / kStages) & 1) ^ 1);
           load_stage(s, t, kb);
@@ -418,8 +415,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     if (ends_expert) fold_pending = true;
   };
 
-  for (std::int32_t id = blockIdx.x; id < sched.total; id += gridDim.x) {
-    const Tile t = sched.tile(id);
+  Tile t;
+  for (std::int32_t work_item = 0; sched.work(work_item, t); ++work_item) {
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
     const std::int32_t xs_row0 = x_scale_row0(t) % 128;
@@ -441,7 +438,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       ptx::wgmma_wait<0>();
       if (fold_pending) fold();
     } else if (t.group >= 0) {
-      for (int kb = slice_begin(k_iters, t), kb_end = slice_begin(k_iters, t, 1); kb < kb_end; ++kb, ++it) {
+      for (int kb = t.unit_begin; kb < t.unit_end; ++kb, ++it) {
         const int s = it % kStages;
         ptx::mbar_wait(&full[s], (it / kStages) & 1);
         consume_stage(s, kb, nullptr, false, xs_row0, ys_row0);
@@ -449,16 +446,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       ptx::wgmma_wait<0>();
     }
 
-    // -------------------------------------------- split-K reduction
-    // Every slice stores its partial tile (each thread its own fragment, so
-    // the stores are contiguous per thread) and counts itself in; the slice
-    // that arrives last adds the partials in slice order 0, 1, ... (the same
-    // order whichever slice is last: bit-identical repeats), resets the
-    // counter for the next call and runs the epilogue.
-    if (Cfg::kSplitK && p.split_k > 1) {
-      const std::int64_t out_tile = id / p.split_k;
-      float* tile_ws = p.split_partials + out_tile * p.split_k * Cfg::kTileFloats + ctid * (BN / 2);
-      float4* mine = reinterpret_cast<float4*>(tile_ws + t.k_slice * Cfg::kTileFloats);
+    // ------------------------------------- split-K / stream-K reduction
+    // Every contributor to a tile (a split-K slice or a stream-K segment)
+    // stores its partial tile in its slot (each thread its own fragment, so
+    // the stores are contiguous per thread) and counts itself in; the one
+    // that arrives last adds the slots in order 0, 1, ... (the same order
+    // whichever arrives last: bit-identical repeats), resets the counter for
+    // the next call and runs the epilogue.
+    if (Cfg::kSplitK && t.slots > 1) {
+      const std::int64_t out_tile = t.index;
+      float* tile_ws = p.split_partials + out_tile * p.split_slots * Cfg::kTileFloats + ctid * (BN / 2);
+      float4* mine = reinterpret_cast<float4*>(tile_ws + t.slot * Cfg::kTileFloats);
 #pragma unroll
       for (int i = 0; i < BN / 8; ++i) mine[i] = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
       __threadfence();
@@ -466,7 +464,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       ptx::named_barrier(5, Cfg::kConsumerThreads);
       if (ctid == 0) {
         const int arrived = atomicAdd(p.split_counters + out_tile, 1) + 1;
-        const bool last = arrived == p.split_k;
+        const bool last = arrived == t.slots;
         if (last) p.split_counters[out_tile] = 0;
         *last_flag = last;
       }
@@ -475,7 +473,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       __threadfence();
       // Slice by slice into the accumulators (this slice's own partial is
       // read back too), so no more than one float4 is live beside them.
-      for (int sl = 0; sl < p.split_k; ++sl) {
+      for (int sl = 0; sl < t.slots; ++sl) {
         const float4* src = reinterpret_cast<const float4*>(tile_ws + sl * Cfg::kTileFloats);
 #pragma unroll
         for (int i = 0; i < BN / 8; ++i) {

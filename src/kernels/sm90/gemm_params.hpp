@@ -43,9 +43,10 @@ struct GemmParams {
   std::int64_t ldd = 0;            ///< elements between rows of D
   std::int64_t d_group_stride = 0; ///< masked layout: elements between groups of D
   bool d_is_bf16 = true;
-  std::int32_t split_k = 1;        ///< K slices per output tile
-  float* split_partials = nullptr; ///< split_k > 1: [output tiles][split_k][BM·BN] FP32
-  std::int32_t* split_counters = nullptr;  ///< split_k > 1: one per output tile, 0 between calls
+  std::int32_t split_k = 1;        ///< K slices per output tile; 0: stream-K (stream_k.hpp)
+  std::int32_t split_slots = 1;    ///< partial tiles kept per output tile: split_k, or stream-K's max_slots
+  float* split_partials = nullptr; ///< [output tiles][split_slots][BM·BN] FP32 (tiles with several contributors)
+  std::int32_t* split_counters = nullptr;  ///< one per output tile, 0 between calls
   // MoE-dense layout.
   std::int32_t experts = 1;        ///< E
   std::int32_t expert_width = 0;   ///< W: K columns per expert (a multiple of BK)

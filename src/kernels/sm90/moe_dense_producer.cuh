@@ -37,9 +37,9 @@ __device__ __forceinline__ const float* moe_alpha(const MoeStageHeader* h) { ret
 constexpr std::uint32_t kEndsExpert = 1;  ///< fold this expert after the stage
 constexpr std::uint32_t kEndsTile = 2;    ///< no data: the tile's epilogue follows
 
-template <class Cfg, class Scheduler, class LoadStage, class SliceBegin>
+template <class Cfg, class Scheduler, class LoadStage>
 __device__ void moe_produce(const GemmParams& p, const Scheduler& sched, std::uint8_t* smem, std::uint64_t* full,
-                            std::uint64_t* empty, const LoadStage& load_stage, const SliceBegin& slice_begin) {
+                            std::uint64_t* empty, const LoadStage& load_stage) {
   constexpr int BT = Cfg::BT, L = Cfg::kAlphaLookahead, kPerLane = (BT + 31) / 32;
   const int lane = threadIdx.x % 32;
   const int kb_per_expert = p.expert_width / Cfg::BK;
@@ -55,10 +55,11 @@ __device__ void moe_produce(const GemmParams& p, const Scheduler& sched, std::ui
     return reinterpret_cast<MoeStageHeader*>(smem + s * Cfg::kStageBytes + Cfg::kOffHeader);
   };
 
-  for (std::int32_t id = blockIdx.x; id < sched.total; id += gridDim.x) {
-    const Tile t = sched.tile(id);
-    // Split-K slices a tile's experts into whole-expert ranges.
-    const int e_begin = slice_begin(p.experts, t), e_end = slice_begin(p.experts, t, 1);
+  Tile t;
+  for (std::int32_t i = 0; sched.work(i, t); ++i) {
+    // A work item's units are whole experts (split-K slices and stream-K
+    // segments alike).
+    const int e_begin = t.unit_begin, e_end = t.unit_end;
     // One commit group per expert (empty past the last one), so "group e is
     // done" is always cp.async.wait_group L-1.
     auto fetch = [&](int e) {

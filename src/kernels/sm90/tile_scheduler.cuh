@@ -1,7 +1,10 @@
 // The layouts as tile schedulers of the one GEMM engine. A tile is BT tokens ×
 // BW weights of one group; CTAs take tiles persistently (tile += gridDim.x),
 // weight blocks fastest so concurrent CTAs share token blocks and neighbouring
-// weight tiles stay in L2.
+// weight tiles stay in L2. A CTA's work items (work(i, t)) are whole tiles,
+// split-K slices of them (split_k ≥ 2: slice s of a tile covers units
+// [s·U/split, (s+1)·U/split) of its U units, K blocks or experts), or
+// stream-K segments (split_k = 0, stream_k.hpp).
 //
 //   dense       one group, M tokens
 //   contiguous  ΣM token rows; the expert of a token block is m_indices of its
@@ -17,6 +20,7 @@
 #include <cstdint>
 
 #include "kernels/sm90/gemm_params.hpp"
+#include "kernels/sm90/stream_k.hpp"
 
 namespace fp4moe::kernels {
 
@@ -25,7 +29,9 @@ struct Tile {
   std::int32_t m0;      ///< first token row (contiguous: global row; masked: row in group)
   std::int32_t n0;      ///< first weight row within the group
   std::int32_t m_end;   ///< one past the last valid token row of this tile's group
-  std::int32_t k_slice; ///< split-K slice
+  std::int32_t index;   ///< output tile (split-K counters and partials)
+  std::int32_t unit_begin, unit_end;  ///< the K units (K blocks or experts) this work item covers
+  std::int32_t slot, slots;           ///< its partial's slot among the tile's `slots` contributors
 };
 
 template <Layout kLayout, int BT, int BW>
@@ -34,11 +40,12 @@ struct TileScheduler {
   static constexpr int kOutCols = kLayout == Layout::kMoeFc1 ? BW / 2 : BW;
   const GemmParams& p;
   std::int32_t n_blocks;    // weight blocks per group
-  std::int32_t total;       // tiles (× split_k)
+  std::int32_t tiles;       // output tiles
+  std::int32_t units;       // K units per tile
   const std::int32_t* prefix;  // masked: cumulative token blocks per group (shared memory)
 
-  __device__ TileScheduler(const GemmParams& params, const std::int32_t* masked_prefix)
-      : p(params), prefix(masked_prefix) {
+  __device__ TileScheduler(const GemmParams& params, const std::int32_t* masked_prefix, std::int32_t units_per_tile)
+      : p(params), units(units_per_tile), prefix(masked_prefix) {
     n_blocks = (p.n + kOutCols - 1) / kOutCols;
     std::int32_t t_blocks;
     if constexpr (kLayout == Layout::kMasked) {
@@ -46,14 +53,41 @@ struct TileScheduler {
     } else {
       t_blocks = (p.m + BT - 1) / BT;  // dense: M rows; contiguous: ΣM rows
     }
-    total = t_blocks * n_blocks * p.split_k;
+    tiles = t_blocks * n_blocks;
   }
 
-  __device__ Tile tile(std::int32_t id) const {
+  /// This CTA's i-th work item; false when it has no more.
+  __device__ bool work(std::int32_t i, Tile& t) const {
+    if (p.split_k == 0) {
+      const StreamK sk{tiles, units, static_cast<std::int32_t>(gridDim.x)};
+      StreamKSegment s;
+      if (!sk.segment(blockIdx.x, i, s)) return false;
+      t = tile(static_cast<std::int32_t>(s.tile));
+      t.unit_begin = s.unit_begin;
+      t.unit_end = s.unit_end;
+      t.slot = s.slot;
+      t.slots = s.slots;
+      return true;
+    }
+    const std::int32_t id = blockIdx.x + i * static_cast<std::int32_t>(gridDim.x);
+    if (id >= tiles * p.split_k) return false;
+    t = tile(id / p.split_k);
+    t.slot = id % p.split_k;
+    t.slots = p.split_k;
+    t.unit_begin = static_cast<std::int32_t>(std::int64_t(units) * t.slot / p.split_k);
+    t.unit_end = static_cast<std::int32_t>(std::int64_t(units) * (t.slot + 1) / p.split_k);
+    return true;
+  }
+
+  /// Output tile `index`, covering all its units.
+  __device__ Tile tile(std::int32_t index) const {
     Tile t;
-    t.k_slice = id % p.split_k;
-    id /= p.split_k;
-    const std::int32_t tb = id / n_blocks, wb = id % n_blocks;
+    t.index = index;
+    t.unit_begin = 0;
+    t.unit_end = units;
+    t.slot = 0;
+    t.slots = 1;
+    const std::int32_t tb = index / n_blocks, wb = index % n_blocks;
     t.n0 = wb * kOutCols;
     if constexpr (kLayout == Layout::kMasked) {
       std::int32_t g = 0;

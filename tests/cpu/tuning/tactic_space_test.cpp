@@ -51,6 +51,29 @@ TEST(TacticSpace, CandidatesAreExactlyWhatTheEntryPointsAccept) {
   }
 }
 
+TEST(TacticSpace, StreamKOnlyWhereTheHostKnowsTheTiles) {
+  for (const TuneShape& call : kCalls) {
+    const ProblemShape shape = problem_shape(call);
+    const bool allowed = call.op == GemmOp::kDense || call.op == GemmOp::kMoeFc2;
+    for (const GemmTactic& tile : compiled_tactics(call.format, layout_of(call.op))) {
+      GemmTactic t = tile;
+      t.split_k = kStreamK;
+      const TacticCheck c = check_tactic(shape, t);
+      ASSERT_NE(c.kernel, nullptr);
+      const bool expect = allowed && c.kernel->max_split_k > 1 && c.units >= 2;
+      EXPECT_EQ(c.ok(), expect) << call.describe() << " " << t.name();
+      if (!allowed && c.kernel->max_split_k > 1) EXPECT_EQ(c.fault, TacticFault::kStreamKLayout) << t.name();
+    }
+  }
+  GemmTactic t;
+  t.swap_ab = true;
+  t.block_n = 16;
+  t.block_k = 128;
+  t.stages = 5;
+  t.split_k = kStreamK;
+  EXPECT_EQ(t.name(), "swapAB bn16 bk128 st5 streamK");
+}
+
 TEST(TacticSpace, FiltersSplitKByUnitsAndByTile) {
   // K = 256 is one K block of every dense tile: only split_k = 1.
   for (const GemmTactic& t : candidate_tactics(problem_shape(kCalls[1]))) EXPECT_EQ(t.split_k, 1) << t.name();

@@ -114,8 +114,10 @@ TEST(GemmLargeM, M4099MatchesReferenceInEveryLayout) {
 }
 
 // Split-K (library-owned reduction): every layout × format × compiled tile
-// with split_k 2, 4 and 8, on K deep enough for 8 slices of the widest
-// stage, FP32 and BF16 output, integer data bit-exact.
+// with split_k 2, 4 and 8, and for the dense layout stream-K (split_k 0:
+// on these small shapes a tile's K blocks spread over up to 9 CTAs), on K
+// deep enough for 8 slices of the widest stage, FP32 and BF16 output,
+// integer data bit-exact.
 class GemmSplitK : public ::testing::TestWithParam<std::tuple<Fp4Format, GemmLayout>> {};
 
 TEST_P(GemmSplitK, MatchesReference) {
@@ -126,7 +128,8 @@ TEST_P(GemmSplitK, MatchesReference) {
   for (const auto& e : kernels::kernel_registry()) {
     if (e.format != format || e.layout != test_layout(layout) || e.max_split_k == 1) continue;
     GemmTactic t = e.tactic;
-    for (int split : {2, 4, 8}) {
+    for (int split : {2, 4, 8, 0}) {
+      if (split == 0 && layout != GemmLayout::kDense) continue;  // stream-K: dense and MoE-dense only
       t.split_k = split;
       GemmCase c;
       c.format = format;
@@ -160,8 +163,8 @@ INSTANTIATE_TEST_SUITE_P(All, GemmSplitK,
                                             ::testing::Values(GemmLayout::kDense, GemmLayout::kContiguous, GemmLayout::kMasked)),
                          case_name);
 
-// The split-K reduction adds slices in a fixed order whichever finishes
-// last: repeats of the same call are bit-identical.
+// The split-K and stream-K reductions add partials in a fixed order
+// whichever finishes last: repeats of the same call are bit-identical.
 TEST(GemmSplitKDeterminism, RepeatsAreBitIdentical) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;
@@ -176,19 +179,22 @@ TEST(GemmSplitKDeterminism, RepeatsAreBitIdentical) {
   for (const auto& e : kernels::kernel_registry())
     if (e.format == Fp4Format::kNVFP4 && e.layout == kernels::Layout::kDense && e.max_split_k == 8) t = e.tactic;
   ASSERT_GT(t.block_n, 0);
-  t.split_k = 8;
-  GemmOptions opt;
-  opt.tactic = &t;
-  std::vector<float> first;
-  for (int rep = 0; rep < 5; ++rep) {
-    d.fill_bytes(0xff);
-    fp4_gemm_nt(da.t, db.t, MatrixView{d.get(), DType::kFP32, 200, 512}, nullptr, opt);
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    const std::vector<float> got = d.download();
-    if (rep == 0) {
-      first = got;
-    } else {
-      EXPECT_EQ(std::memcmp(first.data(), got.data(), got.size() * 4), 0) << "repeat " << rep;
+  for (int split : {8, 0}) {
+    SCOPED_TRACE("split_k " + std::to_string(split));
+    t.split_k = split;
+    GemmOptions opt;
+    opt.tactic = &t;
+    std::vector<float> first;
+    for (int rep = 0; rep < 5; ++rep) {
+      d.fill_bytes(0xff);
+      fp4_gemm_nt(da.t, db.t, MatrixView{d.get(), DType::kFP32, 200, 512}, nullptr, opt);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      const std::vector<float> got = d.download();
+      if (rep == 0) {
+        first = got;
+      } else {
+        EXPECT_EQ(std::memcmp(first.data(), got.data(), got.size() * 4), 0) << "repeat " << rep;
+      }
     }
   }
 }

@@ -107,12 +107,13 @@ TEST_P(MoeFc2AllTactics, MatchesReference) {
   const Fp4Format format = GetParam();
   test::Rng rng;
   // The heuristic, then every compiled tile with split_k 1, 2, 4 and 8
-  // (over whole experts; cases with fewer experts than slices run unsplit).
+  // (over whole experts; cases with fewer experts than slices run with
+  // fewer) and stream-K (split_k 0).
   std::vector<GemmTactic> tactics;
   for (const auto& e : kernels::kernel_registry())
     if (e.format == format && e.layout == kernels::Layout::kMoeDense)
-      for (int split : {1, 2, 4, 8}) {
-        if (split > e.max_split_k) continue;
+      for (int split : {1, 2, 4, 8, 0}) {
+        if (split > e.max_split_k || (split == 0 && e.max_split_k == 1)) continue;
         GemmTactic t = e.tactic;
         t.split_k = split;
         tactics.push_back(t);
