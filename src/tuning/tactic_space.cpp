@@ -52,6 +52,13 @@ std::int64_t output_tiles(const ProblemShape& s, const GemmTactic& t, int block_
 /// unit: the producer's alpha scan and the per-expert folds start over.
 double unit_overhead_stages(const ProblemShape& s) { return s.layout == kernels::Layout::kMoeDense ? 30.0 : 4.0; }
 
+/// Fixed cost of one stream-K segment. MoE-dense: half a split-K unit's,
+/// fitted to the sweep at 1d622dc (seed-fc2 M = 32, 128 and 256: 16-23
+/// stages); the dense layout keeps the split-K unit's 4, with which the
+/// model leaves the measured split-K picks (dense 64x2112x7168: sk4 35.4 us,
+/// stream-K 41.1 us) alone.
+double segment_overhead_stages(const ProblemShape& s) { return s.layout == kernels::Layout::kMoeDense ? 15.0 : 4.0; }
+
 /// The share of a MoE-dense tile's experts that `tokens` tokens use when
 /// each picks top_k of E experts uniformly: 1 - (1 - k/E)^tokens; the kernel
 /// skips the others. 1 when the routing is unknown (dense alpha) and for
@@ -82,7 +89,7 @@ double modelled_stages(const ProblemShape& s, const GemmTactic& t, const kernels
   if (split == kStreamK) {
     const std::int64_t work = tiles * units, grid = std::max<std::int64_t>(1, std::min(work, slots));
     const std::int64_t per_cta = (work + grid - 1) / grid, segments = 1 + (per_cta + units - 1) / units;
-    return double(per_cta) * stages_per_unit * expert_share(s, bt) + double(segments) * unit_overhead_stages(s);
+    return double(per_cta) * stages_per_unit * expert_share(s, bt) + double(segments) * segment_overhead_stages(s);
   }
   const double slice_stages = double((units + split - 1) / split) * stages_per_unit;
   const double overhead = unit_overhead_stages(s);

@@ -95,8 +95,9 @@ TEST(TacticSpace, FiltersSplitKByUnitsAndByTile) {
 }
 
 // The heuristic against the exhaustive sweep on an H200 (132 SMs; docs/PERF.md,
-// "sweep", commit 6c6a3089163a): rows where the old wave-count rule picked
-// 25-50% slower tactics, and rows it got right, each with the sweep's best.
+// "sweep", commits 6c6a3089163a and, with stream-K, 1d622dc2172f): rows
+// where the old wave-count rule picked 25-50% slower tactics, and rows it
+// got right, each with the sweep's best.
 TEST(TacticSpace, HeuristicPicksTheSweepsBestOnMeasuredRows) {
   struct Row {
     TuneShape call;
@@ -114,22 +115,22 @@ TEST(TacticSpace, HeuristicPicksTheSweepsBestOnMeasuredRows) {
       {{GemmOp::kDense, Fp4Format::kMXFP4, GemmOutput::kBF16, 128, 7168, 16384, 1}, true, 128, 2},
       {{GemmOp::kDense, Fp4Format::kNVFP4, GemmOutput::kBF16, 8192, 8192, 8192, 1}, false, 256, 1},
       // MoE-dense FC2, E = 256, W = 256: swap-AB up to 64 tokens, then the
-      // direct 128 x 128 tile (swap bn128 was 0.47x); split 2 for one
-      // token tile, none for two (sk8 was 0.76x), 2 again for three
-      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 65536, 256, 256}, true, 64, 2},
-      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 96, 7168, 65536, 256, 256}, false, 128, 2},
-      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 128, 7168, 65536, 256, 256}, false, 128, 2},
-      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 160, 7168, 65536, 256, 256}, false, 128, 1},
-      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 256, 7168, 65536, 256, 256}, false, 128, 1},
-      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 384, 7168, 65536, 256, 256}, false, 128, 2},
+      // direct 128 x 128 tile (swap bn128 was 0.47x); stream-K at every M
+      // (split 2 was 0.87-0.89x of it at one token tile, split 1 0.89x at two)
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 65536, 256, 256}, true, 64, kStreamK},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 96, 7168, 65536, 256, 256}, false, 128, kStreamK},
+      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 128, 7168, 65536, 256, 256}, false, 128, kStreamK},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 160, 7168, 65536, 256, 256}, false, 128, kStreamK},
+      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 256, 7168, 65536, 256, 256}, false, 128, kStreamK},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 384, 7168, 65536, 256, 256}, false, 128, kStreamK},
       // the same with top-8 routing known (GemmOptions::moe_top_k): 16-token
       // tiles at M = 32 (0.71x with 64), split 2 for a short last token
-      // tile at M = 160 (split 1 was 0.88x), none for two full ones
-      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 65536, 256, 256, 8}, true, 16, 2},
-      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 96, 7168, 65536, 256, 256, 8}, false, 128, 2},
+      // tile at M = 160 (stream-K 0.986x of it), stream-K elsewhere
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 65536, 256, 256, 8}, true, 16, kStreamK},
+      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 96, 7168, 65536, 256, 256, 8}, false, 128, kStreamK},
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 160, 7168, 65536, 256, 256, 8}, false, 128, 2},
-      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 256, 7168, 65536, 256, 256, 8}, false, 128, 1},
-      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 384, 7168, 65536, 256, 256, 8}, false, 128, 2},
+      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 256, 7168, 65536, 256, 256, 8}, false, 128, kStreamK},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 384, 7168, 65536, 256, 256, 8}, false, 128, kStreamK},
   };
   for (const Row& r : rows) {
     ProblemShape s = problem_shape(r.call);
