@@ -151,8 +151,15 @@ GemmTactic pick_tile(const ProblemShape& shape) {
       if (t.swap_ab && t.block_n >= shape.m && t.block_n <= swap_limit && (!holding || t.block_n < holding->block_n))
         holding = &t;
     if (holding && expert_share(shape, shape.m) < 1.0) {
+      // Comparing tiles, a two-CTA tile on stream-K counts 1.25x: with every
+      // CTA busy to the end, two share their SM throughout, which the model
+      // of independent slots misses (fitted to the sweep at 0d6efb6, routed
+      // FC2: the 16-token two-CTA tile ran 0.78x of the 64-token tile's time
+      // at M = 32 and 1.10x at M = 64, both on stream-K).
       auto time_of = [&](const GemmTactic& t) {
-        return modelled_stages(shape, t, *entry_of(shape, t), pick_split_k(shape, t));
+        const kernels::KernelEntry& e = *entry_of(shape, t);
+        const int split = pick_split_k(shape, t);
+        return modelled_stages(shape, t, e, split) * (split == kStreamK && e.ctas_per_sm > 1 ? 1.25 : 1.0);
       };
       const GemmTactic* best = holding;
       double best_time = 0.95 * time_of(*holding);

@@ -124,9 +124,11 @@ TEST(TacticSpace, HeuristicPicksTheSweepsBestOnMeasuredRows) {
       {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 256, 7168, 65536, 256, 256}, false, 128, kStreamK},
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 384, 7168, 65536, 256, 256}, false, 128, kStreamK},
       // the same with top-8 routing known (GemmOptions::moe_top_k): 16-token
-      // tiles at M = 32 (0.71x with 64), split 2 for a short last token
-      // tile at M = 160 (stream-K 0.986x of it), stream-K elsewhere
+      // tiles at M = 32 (0.78x with 64), 64-token ones at M = 64 (16: 1.10x),
+      // split 2 for a short last token tile at M = 160 (stream-K 0.986x of
+      // it), stream-K elsewhere
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 65536, 256, 256, 8}, true, 16, kStreamK},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 64, 7168, 65536, 256, 256, 8}, true, 64, kStreamK},
       {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 96, 7168, 65536, 256, 256, 8}, false, 128, kStreamK},
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 160, 7168, 65536, 256, 256, 8}, false, 128, 2},
       {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 256, 7168, 65536, 256, 256, 8}, false, 128, kStreamK},
