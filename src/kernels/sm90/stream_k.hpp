@@ -6,9 +6,11 @@
 // (N = tiles·units, rounded down), which it walks as segments, one per tile
 // it touches. A tile's contributors are the CTAs whose shares meet it; each
 // stores its partial in the slot c − (the tile's first contributor), and the
-// last to arrive adds the slots in order (docs/TUNING.md: repeats are
-// bit-identical). Host and device share this arithmetic; the CPU tests check
-// that the segments cover every unit once and agree with the slot counts.
+// last to arrive adds the slots in order, so repeats are bit-identical.
+// Host and device share this arithmetic; the CPU tests check that the
+// segments cover every unit once and agree with the slot counts. Every
+// share must be non-empty (G ≤ N; the host launches at most one CTA per
+// unit), or a tile would count a contributor that never arrives.
 #pragma once
 
 #include <cstdint>
