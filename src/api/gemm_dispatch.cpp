@@ -6,6 +6,7 @@
 #include "api/fp4_tensor_checks.hpp"
 #include "common/device_info.hpp"
 #include "common/split_k_workspace.hpp"
+#include "kernels/moe/block_experts.hpp"
 #include "kernels/sm90/stream_k.hpp"
 #include "tuning/problem_key.hpp"
 #include "tuning/runtime_cache.hpp"
@@ -153,7 +154,8 @@ GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call_in, std::int64_t m_r
   // Weight rows the kernel tiles: FC1 tiles every expert's 2I rows as one.
   const std::int64_t n_rows = call.op == GemmOp::kMoeFc1 ? call.n * call.groups : call.n;
   const std::int64_t t_blocks = call.op == GemmOp::kMasked ? call.groups * ((m_rows + bt - 1) / bt) : (m_rows + bt - 1) / bt;
-  return {e, t_blocks * ((n_rows + bw - 1) / bw), t.split_k, e->block_m * t.block_n, tuning::split_k_units(shape, t)};
+  return {e,       t_blocks * ((n_rows + bw - 1) / bw), t.split_k, e->block_m * t.block_n, tuning::split_k_units(shape, t),
+          t_blocks, static_cast<int>(bt)};
 }
 
 const PlannedTactic& last_planned_tactic() { return t_last_plan; }
@@ -182,17 +184,36 @@ void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, c
   // unit, so every CTA's share is non-empty: stream_k.hpp).
   std::int64_t work = plan.max_tiles * plan.split_k;
   p.split_slots = plan.split_k;
+  // MoE-dense stream-K with several token tiles shares the work by the
+  // experts each token tile uses: a short last tile skips more of them.
+  bool weighted = false;
   if (plan.split_k == 0) {
     work = plan.max_tiles * plan.units;
     const std::int64_t ctas = std::int64_t(current_device_sm_count()) * plan.kernel->ctas_per_sm;
     const kernels::StreamK sk{plan.max_tiles, plan.units, static_cast<std::int32_t>(std::max<std::int64_t>(1, std::min(ctas, work)))};
-    p.split_slots = sk.max_slots();
+    weighted = plan.kernel->layout == kernels::Layout::kMoeDense && plan.token_blocks >= 2 &&
+               plan.token_blocks <= kernels::kMaxWeightedBlocks && sk.weights_apply();
+    p.split_slots = sk.max_slots(weighted);
   }
-  if (p.split_slots > 1) {
-    const SplitKWorkspace ws = split_k_workspace(
-        stream, static_cast<std::size_t>(plan.max_tiles * p.split_slots * plan.tile_elems), static_cast<std::size_t>(plan.max_tiles));
+  if (p.split_slots > 1 || weighted) {
+    const SplitKWorkspace ws =
+        split_k_workspace(stream, static_cast<std::size_t>(plan.max_tiles * p.split_slots * plan.tile_elems),
+                          static_cast<std::size_t>(plan.max_tiles), weighted ? static_cast<std::size_t>(plan.token_blocks) : 0);
     p.split_partials = ws.partials;
     p.split_counters = ws.counters;
+    if (weighted) {
+      kernels::BlockExpertsParams bp;
+      bp.alpha = p.alpha;
+      bp.stride_m = p.alpha_stride_m;
+      bp.stride_e = p.alpha_stride_e;
+      bp.tokens = p.m;
+      bp.experts = p.experts;
+      bp.block_rows = plan.block_tokens;
+      bp.counts = ws.scratch;
+      kernels::launch_block_experts(bp, stream);
+      p.stream_k_block_experts = ws.scratch;
+      p.stream_k_blocks = static_cast<std::int32_t>(plan.token_blocks);
+    }
   }
   const kernels::LaunchArgs args{&a, &b, p, a.rows * a.groups, b.rows * b.groups, work, stream};
   plan.kernel->launch(args);

@@ -33,6 +33,8 @@ struct GemmPlan {
   int split_k;             ///< 0: stream-K
   std::int64_t tile_elems;  ///< accumulator elements of one output tile
   int units;                ///< K units per tile: K blocks, or experts for MoE-dense
+  std::int64_t token_blocks;  ///< token tiles (dense and MoE-dense: ceil(M / block_tokens))
+  int block_tokens;           ///< tokens per tile
 };
 
 /// What an output view holds, as the tuning key spells it.
@@ -58,12 +60,13 @@ struct PlannedTactic {
 };
 const PlannedTactic& last_planned_tactic();
 
-/// Launches the plan; split-K takes the library's workspace for `stream`
-/// (common/split_k_workspace.hpp).
-
 /// GemmParams for A, B and D; the caller adds what its layout needs.
 kernels::GemmParams gemm_params(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& d, std::int64_t m);
 
+/// Launches the plan; split-K takes the library's workspace for `stream`
+/// (common/split_k_workspace.hpp). MoE-dense stream-K over several token
+/// tiles first counts the experts each token tile uses (one small kernel on
+/// `stream`) and shares the work by them (kernels/sm90/stream_k.hpp).
 void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, const kernels::GemmParams& params,
                  cudaStream_t stream);
 

@@ -10,7 +10,8 @@
 // address). A graph uses the workspace of the stream it was captured on: do
 // not replay it on another stream concurrently with split-K calls on that
 // one. The tile counters are zeroed when the buffer is made and every call
-// leaves them zero again.
+// leaves them zero again. The scratch integers (weighted stream-K's token
+// block counts) are written by each call before its GEMM reads them.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -23,10 +24,12 @@ namespace fp4moe::detail {
 struct SplitKWorkspace {
   float* partials;
   std::int32_t* counters;
+  std::int32_t* scratch;
 };
 
-/// At least `partial_floats` floats and `counters` zeroed counters for a call
-/// on `stream` of the current device.
-SplitKWorkspace split_k_workspace(cudaStream_t stream, std::size_t partial_floats, std::size_t counters);
+/// At least `partial_floats` floats, `counters` zeroed counters and
+/// `scratch` integers for a call on `stream` of the current device.
+SplitKWorkspace split_k_workspace(cudaStream_t stream, std::size_t partial_floats, std::size_t counters,
+                                  std::size_t scratch = 0);
 
 }  // namespace fp4moe::detail

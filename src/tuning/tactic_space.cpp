@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "kernels/sm90/gemm_registry.hpp"
+#include "kernels/sm90/stream_k.hpp"
 
 namespace fp4moe {
 
@@ -79,7 +80,9 @@ double expert_share(const ProblemShape& s, std::int64_t tokens) {
 ///
 /// Stream-K (split = kStreamK): every CTA takes ⌈tiles·units / G⌉ units,
 /// in as many segments as tiles it touches (each paying the fixed cost), at
-/// the expert share of a full token tile (the heaviest CTAs set the time).
+/// the expert share of a full token tile. MoE-dense over several token
+/// tiles shares by cost instead where it can (stream_k.hpp, weights clamped
+/// to at least 1/kWeightSpread): every CTA then takes the average share.
 double modelled_stages(const ProblemShape& s, const GemmTactic& t, const kernels::KernelEntry& entry, int split) {
   const std::int64_t bt = t.swap_ab ? t.block_n : entry.block_m, bw = t.swap_ab ? entry.block_m : t.block_n;
   const std::int64_t tiles = output_tiles(s, t, entry.block_m);
@@ -89,7 +92,16 @@ double modelled_stages(const ProblemShape& s, const GemmTactic& t, const kernels
   if (split == kStreamK) {
     const std::int64_t work = tiles * units, grid = std::max<std::int64_t>(1, std::min(work, slots));
     const std::int64_t per_cta = (work + grid - 1) / grid, segments = 1 + (per_cta + units - 1) / units;
-    return double(per_cta) * stages_per_unit * expert_share(s, bt) + double(segments) * segment_overhead_stages(s);
+    double share = expert_share(s, bt);
+    const std::int64_t t_blocks = (s.m + bt - 1) / bt;
+    const kernels::StreamK sk{tiles, units, static_cast<std::int32_t>(grid)};
+    if (s.layout == kernels::Layout::kMoeDense && t_blocks >= 2 && t_blocks <= kernels::kMaxWeightedBlocks &&
+        sk.weights_apply()) {
+      const double floor = 1.0 / kernels::kWeightSpread;
+      const double last = std::max(floor, expert_share(s, s.m - (t_blocks - 1) * bt));
+      share = (double(t_blocks - 1) * std::max(floor, share) + last) / double(t_blocks);
+    }
+    return double(per_cta) * stages_per_unit * share + double(segments) * segment_overhead_stages(s);
   }
   const double slice_stages = double((units + split - 1) / split) * stages_per_unit;
   const double overhead = unit_overhead_stages(s);

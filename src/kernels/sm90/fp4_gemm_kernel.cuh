@@ -97,7 +97,12 @@ struct GemmConfig {
   // for the tile's tokens per slot), fetched kAlphaLookahead experts ahead
   // so deciding whether to skip an expert never waits on memory.
   static constexpr int kAlphaLookahead = 8;
-  static constexpr int kOffAlphaRing = kOffPrefix + (kLayout == Layout::kMasked ? 4 * (kMaxGroups + 1) : 0);
+  // The prefix region: masked, token blocks per group; MoE-dense, the token
+  // blocks' stream-K weights (stream_k.hpp).
+  static constexpr int kPrefixInts = kLayout == Layout::kMasked ? kMaxGroups + 1
+                                     : kLayout == Layout::kMoeDense ? kMaxWeightedBlocks + 1
+                                                                    : 0;
+  static constexpr int kOffAlphaRing = kOffPrefix + 4 * kPrefixInts;
   // Split-K: where the consumers learn whether they finish a tile.
   static constexpr int kOffSplitFlag = kOffAlphaRing + (kMoe ? 4 * BT * kAlphaLookahead : 0);
   static constexpr int kSmemBytes = kOffSplitFlag + 16 + 1024;  // + alignment slack
@@ -160,6 +165,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   }
   if constexpr (Cfg::kLayout == Layout::kMasked) {
     if (threadIdx.x < 32) masked_prefix<Cfg::BT>(p, prefix);
+  }
+  if constexpr (Cfg::kMoe) {
+    if (p.split_k == 0 && p.stream_k_block_experts && threadIdx.x < 32) stream_k_weight_prefix(p, prefix);
   }
   if constexpr (Cfg::kFc1) {  // NVFP4 output: its global decode scale 1/g
     if (p.fc1_decode_out && blockIdx.x == 0 && threadIdx.x == 0) *p.fc1_decode_out = 1.0f / *p.fc1_encode_scale;
@@ -454,6 +462,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     // whichever arrives last: bit-identical repeats), resets the counter for
     // the next call and runs the epilogue.
     if (Cfg::kSplitK && t.slots > 1) {
+      if (t.slots > p.split_slots) __trap();  // the host sized the workspace by a bound this broke
       const std::int64_t out_tile = t.index;
       float* tile_ws = p.split_partials + out_tile * p.split_slots * Cfg::kTileFloats + ctid * (BN / 2);
       float4* mine = reinterpret_cast<float4*>(tile_ws + t.slot * Cfg::kTileFloats);

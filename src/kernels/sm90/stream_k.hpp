@@ -2,15 +2,26 @@
 // tiles' K work, so no SM idles in a last, partial wave of whole tiles.
 //
 // The work is tiles × units (a unit: a K block, or for moe_dense_fc2 one
-// expert), numbered tile-major. CTA c of G owns units [c·N/G, (c+1)·N/G)
-// (N = tiles·units, rounded down), which it walks as segments, one per tile
-// it touches. A tile's contributors are the CTAs whose shares meet it; each
-// stores its partial in the slot c − (the tile's first contributor), and the
-// last to arrive adds the slots in order, so repeats are bit-identical.
-// Host and device share this arithmetic; the CPU tests check that the
-// segments cover every unit once and agree with the slot counts. Every
-// share must be non-empty (G ≤ N; the host launches at most one CTA per
-// unit), or a tile would count a contributor that never arrives.
+// expert), numbered tile-major. CTA c of G owns units [begin(c), begin(c+1)),
+// which it walks as segments, one per tile it touches. A tile's contributors
+// are the CTAs whose shares meet it; each stores its partial in the slot
+// c − (the tile's first contributor), and the last to arrive adds the slots
+// in order, so repeats are bit-identical. Host and device share this
+// arithmetic; the CPU tests check that the segments cover every unit once
+// and agree with the slot counts. Every share must be non-empty (G ≤ N; the
+// host launches at most one CTA per unit), or a tile would count a
+// contributor that never arrives.
+//
+// Equal shares: begin(c) = c·N/G (N = tiles·units, rounded down).
+//
+// Weighted shares (moe_dense_fc2 with routed alpha): a tile whose tokens use
+// few experts skips the others, so its units are cheaper. The tiles come in
+// token blocks (tiles_per_block weight tiles each, block-major) and every
+// unit of block b costs weight[b], the experts its tokens use, clamped to
+// [l, h] = [units/kWeightSpread, units] so the slot bound stays small. CTA c
+// begins at the unit where cost c·W/G falls (W the total). Only where a
+// share's cost spans at least one of the heaviest units (N·l/G ≥ h), so no
+// share is empty; with fewer units per CTA the shares are equal.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +29,18 @@
 #include "fp4moe/hostdevice.hpp"
 
 namespace fp4moe::kernels {
+
+/// Weighted shares: the heaviest unit costs at most this many times the lightest.
+constexpr std::int32_t kWeightSpread = 4;
+/// Weighted shares keep one prefix entry per token block in shared memory:
+/// with more blocks the shares are equal.
+constexpr std::int32_t kMaxWeightedBlocks = 256;
+
+/// The cost of a unit of a token block whose tokens use `active` of `units` experts.
+FP4MOE_HD std::int32_t stream_k_weight(std::int32_t active, std::int32_t units) {
+  const std::int32_t floor = (units + kWeightSpread - 1) / kWeightSpread;
+  return active < floor ? floor : (active > units ? units : active);
+}
 
 struct StreamKSegment {
   std::int64_t tile;
@@ -29,12 +52,46 @@ struct StreamK {
   std::int64_t tiles = 0;
   std::int32_t units = 1;  ///< per tile
   std::int32_t ctas = 1;   ///< G
+  /// Weighted shares: prefix[b] = Σ weight of blocks before b (blocks + 1
+  /// entries). Null: equal shares.
+  const std::int32_t* prefix = nullptr;
+  std::int32_t blocks = 0;           ///< token blocks
+  std::int32_t tiles_per_block = 0;  ///< tiles = blocks · tiles_per_block
 
   FP4MOE_HD std::int64_t work() const { return tiles * units; }
-  /// First unit of CTA c's share.
-  FP4MOE_HD std::int64_t share_begin(std::int64_t c) const { return c * work() / ctas; }
+  /// Whether weights would be used: every share spans a heaviest unit.
+  FP4MOE_HD bool weights_apply() const {
+    return work() * stream_k_weight(0, units) / ctas >= units;
+  }
+  FP4MOE_HD bool weighted() const { return prefix && weights_apply(); }
+
+  /// First unit of CTA c's share (c ≤ G).
+  FP4MOE_HD std::int64_t share_begin(std::int64_t c) const {
+    if (!weighted()) return c * work() / ctas;
+    if (c >= ctas) return work();
+    const std::int64_t block_units = std::int64_t(tiles_per_block) * units;
+    const std::int64_t cost = c * (std::int64_t(prefix[blocks]) * block_units) / ctas;
+    // The block the cost falls in: the last b with prefix[b]·block_units ≤ cost.
+    std::int32_t lo = 0, hi = blocks - 1;
+    while (lo < hi) {
+      const std::int32_t mid = (lo + hi + 1) / 2;
+      if (std::int64_t(prefix[mid]) * block_units <= cost) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo * block_units + (cost - std::int64_t(prefix[lo]) * block_units) / (prefix[lo + 1] - prefix[lo]);
+  }
+
   /// The CTA whose share holds unit u: the largest c with share_begin(c) ≤ u.
-  FP4MOE_HD std::int64_t owner(std::int64_t u) const { return ((u + 1) * ctas + work() - 1) / work() - 1; }
+  FP4MOE_HD std::int64_t owner(std::int64_t u) const {
+    if (!weighted()) return ((u + 1) * ctas + work() - 1) / work() - 1;
+    std::int64_t lo = 0, hi = ctas - 1;
+    while (lo < hi) {
+      const std::int64_t mid = (lo + hi + 1) / 2;
+      if (share_begin(mid) <= u) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
 
   /// CTA c's i-th segment; false past its share.
   FP4MOE_HD bool segment(std::int64_t c, int i, StreamKSegment& s) const {
@@ -52,10 +109,18 @@ struct StreamK {
     return true;
   }
 
-  /// The most contributors any tile has: a tile of `units` units meets at
-  /// most (units − 1) / q + 2 shares of at least q = ⌊N/G⌋ units each.
-  FP4MOE_HD std::int32_t max_slots() const {
-    const std::int64_t q = work() / ctas;
+  /// The most contributors any tile has, for equal shares or (weighted) for
+  /// any weights stream_k_weight can give: a tile of `units` units meets at
+  /// most (units − 1) / q + 2 shares of at least q units each.
+  ///   Equal: q = ⌊N/G⌋.
+  ///   Weighted, weights in [l, h]: consecutive shares' costs differ by at
+  ///   least D = ⌊N·l/G⌋ (W ≥ N·l), so a share spans at least q = ⌊D/h⌋
+  ///   units (≥ 1 where weights_apply).
+  /// The host sizes the split-K workspace by it.
+  FP4MOE_HD std::int32_t max_slots(bool weighted) const {
+    const std::int64_t n = work();
+    std::int64_t q = n / ctas;
+    if (weighted && weights_apply()) q = n * stream_k_weight(0, units) / ctas / units;
     const std::int64_t bound = q == 0 ? ctas : (units - 1) / q + 2;
     return static_cast<std::int32_t>(bound < ctas ? bound : ctas);
   }

@@ -42,10 +42,13 @@ struct TileScheduler {
   std::int32_t n_blocks;    // weight blocks per group
   std::int32_t tiles;       // output tiles
   std::int32_t units;       // K units per tile
-  const std::int32_t* prefix;  // masked: cumulative token blocks per group (shared memory)
+  // Shared memory. Masked: cumulative token blocks per group (masked_prefix).
+  // MoE-dense: cumulative stream-K weights of the token blocks
+  // (stream_k_weight_prefix), when p.stream_k_block_experts is set.
+  const std::int32_t* prefix;
 
-  __device__ TileScheduler(const GemmParams& params, const std::int32_t* masked_prefix, std::int32_t units_per_tile)
-      : p(params), units(units_per_tile), prefix(masked_prefix) {
+  __device__ TileScheduler(const GemmParams& params, const std::int32_t* smem_prefix, std::int32_t units_per_tile)
+      : p(params), units(units_per_tile), prefix(smem_prefix) {
     n_blocks = (p.n + kOutCols - 1) / kOutCols;
     std::int32_t t_blocks;
     if constexpr (kLayout == Layout::kMasked) {
@@ -59,7 +62,12 @@ struct TileScheduler {
   /// This CTA's i-th work item; false when it has no more.
   __device__ bool work(std::int32_t i, Tile& t) const {
     if (p.split_k == 0) {
-      const StreamK sk{tiles, units, static_cast<std::int32_t>(gridDim.x)};
+      StreamK sk{tiles, units, static_cast<std::int32_t>(gridDim.x)};
+      if (kLayout == Layout::kMoeDense && p.stream_k_block_experts) {
+        sk.prefix = prefix;
+        sk.blocks = p.stream_k_blocks;
+        sk.tiles_per_block = n_blocks;
+      }
       StreamKSegment s;
       if (!sk.segment(blockIdx.x, i, s)) return false;
       t = tile(static_cast<std::int32_t>(s.tile));
@@ -143,6 +151,27 @@ __device__ void masked_prefix(const GemmParams& p, std::int32_t* prefix) {
       if (lane >= off) incl += v;
     }
     if (g < p.groups) prefix[g + 1] = carry + incl;
+    carry += __shfl_sync(0xffffffffu, incl, 31);
+  }
+}
+
+/// MoE-dense, weighted stream-K: prefix[b] = Σ stream_k_weight of the token
+/// blocks before b (prefix[0] = 0, stream_k_blocks + 1 entries). Run by one
+/// warp before the roles split.
+__device__ inline void stream_k_weight_prefix(const GemmParams& p, std::int32_t* prefix) {
+  const int lane = threadIdx.x % 32;
+  std::int32_t carry = 0;
+  if (lane == 0) prefix[0] = 0;
+  for (int base = 0; base < p.stream_k_blocks; base += 32) {
+    const int b = base + lane;
+    const std::int32_t w = b < p.stream_k_blocks ? stream_k_weight(p.stream_k_block_experts[b], p.experts) : 0;
+    std::int32_t incl = w;
+#pragma unroll
+    for (int off = 1; off < 32; off *= 2) {
+      const std::int32_t v = __shfl_up_sync(0xffffffffu, incl, off);
+      if (lane >= off) incl += v;
+    }
+    if (b < p.stream_k_blocks) prefix[b + 1] = carry + incl;
     carry += __shfl_sync(0xffffffffu, incl, 31);
   }
 }

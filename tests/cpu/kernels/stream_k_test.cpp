@@ -1,8 +1,11 @@
 // kernels/sm90/stream_k.hpp on the host: the segments of all CTAs cover every
 // unit of every tile exactly once, each tile's contributors take slots
-// 0 .. slots-1 in CTA order and agree on the count, and max_slots bounds it.
+// 0 .. slots-1 in CTA order and agree on the count, and max_slots bounds it;
+// with equal shares and with weighted ones.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <vector>
 
 #include "kernels/sm90/stream_k.hpp"
@@ -10,9 +13,13 @@
 namespace fp4moe::kernels {
 namespace {
 
-void check_partition(std::int64_t tiles, std::int32_t units, std::int32_t ctas) {
-  SCOPED_TRACE("tiles " + std::to_string(tiles) + " units " + std::to_string(units) + " ctas " + std::to_string(ctas));
-  const StreamK sk{tiles, units, ctas};
+/// Checks the partition; `shares` (if given) receives each CTA's share in units.
+void check_partition(const StreamK& sk, std::vector<std::int64_t>* shares = nullptr) {
+  const std::int64_t tiles = sk.tiles;
+  const std::int32_t units = sk.units, ctas = sk.ctas;
+  const bool weighted = sk.prefix != nullptr;
+  SCOPED_TRACE("tiles " + std::to_string(tiles) + " units " + std::to_string(units) + " ctas " + std::to_string(ctas) +
+               (weighted ? " weighted" : ""));
   std::vector<int> covered(static_cast<std::size_t>(tiles * units), 0);
   std::vector<std::vector<std::int64_t>> contributors(static_cast<std::size_t>(tiles));
   std::vector<int> slots_seen(static_cast<std::size_t>(tiles), -1);
@@ -32,17 +39,43 @@ void check_partition(std::int64_t tiles, std::int32_t units, std::int32_t ctas) 
       who.push_back(c);
       if (slots_seen[static_cast<std::size_t>(s.tile)] < 0) slots_seen[static_cast<std::size_t>(s.tile)] = s.slots;
       EXPECT_EQ(s.slots, slots_seen[static_cast<std::size_t>(s.tile)]) << "every contributor counts the same";
-      EXPECT_LE(s.slots, sk.max_slots());
+      EXPECT_LE(s.slots, sk.max_slots(weighted));
     }
-    // Shares differ by at most one unit, and none is empty when work ≥ ctas.
-    EXPECT_GE(share, sk.work() / ctas);
-    EXPECT_LE(share, (sk.work() + ctas - 1) / ctas);
+    EXPECT_GE(share, 1) << "cta " << c << ": every share is non-empty when work >= ctas";
+    if (!weighted) {  // equal shares differ by at most one unit
+      EXPECT_GE(share, sk.work() / ctas);
+      EXPECT_LE(share, (sk.work() + ctas - 1) / ctas);
+    }
+    if (shares) shares->push_back(share);
   }
   for (std::size_t u = 0; u < covered.size(); ++u) ASSERT_EQ(covered[u], 1) << "unit " << u;
   for (std::int64_t t = 0; t < tiles; ++t)
     EXPECT_EQ(static_cast<int>(contributors[static_cast<std::size_t>(t)].size()), slots_seen[static_cast<std::size_t>(t)])
         << "tile " << t;
 }
+
+void check_partition(std::int64_t tiles, std::int32_t units, std::int32_t ctas) { check_partition(StreamK{tiles, units, ctas}); }
+
+/// Weighted shares over token blocks whose tokens use `active[b]` experts.
+struct Weighted {
+  std::vector<std::int32_t> prefix;
+  StreamK sk;
+  Weighted(const std::vector<std::int32_t>& active, std::int32_t tiles_per_block, std::int32_t units, std::int32_t ctas)
+      : prefix(active.size() + 1, 0) {
+    for (std::size_t b = 0; b < active.size(); ++b) prefix[b + 1] = prefix[b] + stream_k_weight(active[b], units);
+    sk = StreamK{std::int64_t(active.size()) * tiles_per_block, units, ctas, prefix.data(),
+                 static_cast<std::int32_t>(active.size()), tiles_per_block};
+  }
+  /// Cost of CTA c's share, by the weights.
+  std::int64_t cost(std::int64_t c) const {
+    std::int64_t total = 0;
+    for (std::int64_t u = sk.share_begin(c); u < sk.share_begin(c + 1); ++u) {
+      const std::int64_t b = u / (std::int64_t(sk.tiles_per_block) * sk.units);
+      total += prefix[b + 1] - prefix[b];
+    }
+    return total;
+  }
+};
 
 TEST(StreamK, SegmentsCoverEveryUnitOnceOnSmallGrids) {
   for (std::int64_t tiles = 1; tiles <= 12; ++tiles)
@@ -58,7 +91,64 @@ TEST(StreamK, TheShapesItIsTunedFor) {
   check_partition(224, 28, 132);
   check_partition(3, 7, 21);
   check_partition(1000, 3, 132);
-  EXPECT_EQ((StreamK{112, 256, 132}.max_slots()), 3);
+  EXPECT_EQ((StreamK{112, 256, 132}.max_slots(false)), 3);
+}
+
+TEST(StreamK, WeightsClampToTheSpread) {
+  EXPECT_EQ(stream_k_weight(0, 256), 64);
+  EXPECT_EQ(stream_k_weight(163, 256), 163);
+  EXPECT_EQ(stream_k_weight(300, 256), 256);
+  EXPECT_EQ(stream_k_weight(0, 2), 1);
+  EXPECT_EQ(stream_k_weight(0, 1), 1);
+}
+
+TEST(StreamK, WeightedSegmentsCoverEveryUnitOnceOnRandomWeights) {
+  std::mt19937 rng(7);
+  int weighted_grids = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const std::int32_t blocks = 1 + static_cast<std::int32_t>(rng() % 5), per_block = 1 + static_cast<std::int32_t>(rng() % 6);
+    const std::int32_t units = 2 + static_cast<std::int32_t>(rng() % 20);
+    const std::int64_t work = std::int64_t(blocks) * per_block * units;
+    // Mostly grids where weights apply (N/G ≥ kWeightSpread), some where they do not.
+    const std::int64_t most = trial % 4 ? std::max<std::int64_t>(1, work / kWeightSpread) : work;
+    const std::int32_t ctas = 1 + static_cast<std::int32_t>(rng() % std::min<std::int64_t>(most, 40));
+    std::vector<std::int32_t> active(static_cast<std::size_t>(blocks));
+    for (auto& a : active) a = static_cast<std::int32_t>(rng() % (units + 1));  // 0 .. units: the clamp's both ends
+    const Weighted w(active, per_block, units, ctas);
+    weighted_grids += w.sk.weighted();
+    check_partition(w.sk);
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_GT(weighted_grids, 200) << "most trials exercise the weighted shares";
+}
+
+TEST(StreamK, WeightedSharesBalanceAShortLastTokenTile) {
+  // moe_dense_fc2, E = 256, top-8, M = 160 in 128-token tiles: the first
+  // token tile uses ~252 experts, the 32-token one ~163. Equal shares give
+  // the CTAs on the short tile 0.65x the work of the others; weighted
+  // shares cost the same to within a unit's weight, with at most 6 slots.
+  const Weighted w({252, 163}, 56, 256, 132);
+  std::vector<std::int64_t> shares;
+  check_partition(w.sk, &shares);
+  ASSERT_EQ(shares.size(), 132u);
+  std::int64_t lo = w.cost(0), hi = lo;
+  for (std::int64_t c = 0; c < 132; ++c) {
+    lo = std::min(lo, w.cost(c));
+    hi = std::max(hi, w.cost(c));
+  }
+  const double mean = double(w.prefix[2]) * 56 * 256 / 132;
+  EXPECT_LT(double(hi), 1.02 * mean);
+  EXPECT_GT(double(lo), 0.98 * mean);
+  EXPECT_GT(shares.back(), shares.front()) << "the short tile's CTAs take more units";
+  EXPECT_LE(w.sk.max_slots(true), 6);
+  EXPECT_TRUE(w.sk.weighted());
+  // Heavy and light extremes: every share still non-empty, slots bounded;
+  // too many CTAs for the weights: equal shares.
+  check_partition(Weighted({256, 0, 256, 0}, 3, 256, 12).sk);
+  check_partition(Weighted({0, 0, 256}, 1, 8, 6).sk);
+  EXPECT_TRUE((Weighted({0, 0, 256}, 1, 8, 6).sk.weighted()));
+  EXPECT_FALSE((Weighted({0, 0, 256}, 1, 8, 24).sk.weighted()));
+  check_partition(Weighted({0, 0, 256}, 1, 8, 24).sk);
 }
 
 TEST(StreamK, NoWorkHasNoSegments) {
