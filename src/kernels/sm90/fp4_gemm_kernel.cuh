@@ -98,9 +98,9 @@ struct GemmConfig {
   // so deciding whether to skip an expert never waits on memory.
   static constexpr int kAlphaLookahead = 8;
   // The prefix region: masked, token blocks per group; MoE-dense, the token
-  // blocks' stream-K weights (stream_k.hpp).
+  // blocks' stream-K weights and the CTAs' share boundaries (stream_k.hpp).
   static constexpr int kPrefixInts = kLayout == Layout::kMasked ? kMaxGroups + 1
-                                     : kLayout == Layout::kMoeDense ? kMaxWeightedBlocks + 1
+                                     : kLayout == Layout::kMoeDense ? kMaxWeightedBlocks + 1 + kMaxWeightedCtas + 1
                                                                     : 0;
   static constexpr int kOffAlphaRing = kOffPrefix + 4 * kPrefixInts;
   // Split-K: where the consumers learn whether they finish a tile.
@@ -167,7 +167,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     if (threadIdx.x < 32) masked_prefix<Cfg::BT>(p, prefix);
   }
   if constexpr (Cfg::kMoe) {
-    if (p.split_k == 0 && p.stream_k_block_experts && threadIdx.x < 32) stream_k_weight_prefix(p, prefix);
+    if (p.split_k == 0 && p.stream_k_block_experts) {  // weighted stream-K shares (block-uniform branch)
+      if (threadIdx.x < 32) stream_k_weight_prefix(p, prefix);
+      __syncthreads();
+      stream_k_weighted_begins<Cfg::BW>(p, prefix, p.experts);
+    }
   }
   if constexpr (Cfg::kFc1) {  // NVFP4 output: its global decode scale 1/g
     if (p.fc1_decode_out && blockIdx.x == 0 && threadIdx.x == 0) *p.fc1_decode_out = 1.0f / *p.fc1_encode_scale;

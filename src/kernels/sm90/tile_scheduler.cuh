@@ -67,6 +67,7 @@ struct TileScheduler {
         sk.prefix = prefix;
         sk.blocks = p.stream_k_blocks;
         sk.tiles_per_block = n_blocks;
+        if (sk.weighted()) sk.begins = prefix + kMaxWeightedBlocks + 1;  // stream_k_weighted_begins
       }
       StreamKSegment s;
       if (!sk.segment(blockIdx.x, i, s)) return false;
@@ -155,9 +156,9 @@ __device__ void masked_prefix(const GemmParams& p, std::int32_t* prefix) {
   }
 }
 
-/// MoE-dense, weighted stream-K: prefix[b] = Σ stream_k_weight of the token
-/// blocks before b (prefix[0] = 0, stream_k_blocks + 1 entries). Run by one
-/// warp before the roles split.
+/// MoE-dense, weighted stream-K, step 1: prefix[b] = Σ stream_k_weight of
+/// the token blocks before b (prefix[0] = 0, stream_k_blocks + 1 entries).
+/// Run by one warp before the roles split.
 __device__ inline void stream_k_weight_prefix(const GemmParams& p, std::int32_t* prefix) {
   const int lane = threadIdx.x % 32;
   std::int32_t carry = 0;
@@ -174,6 +175,18 @@ __device__ inline void stream_k_weight_prefix(const GemmParams& p, std::int32_t*
     if (b < p.stream_k_blocks) prefix[b + 1] = carry + incl;
     carry += __shfl_sync(0xffffffffu, incl, 31);
   }
+}
+
+/// Step 2, after the prefix is visible to the CTA: every CTA's share
+/// boundary into the table after it (begins[c], c = 0 .. G), by all threads.
+template <int BW>
+__device__ void stream_k_weighted_begins(const GemmParams& p, std::int32_t* prefix, std::int32_t units) {
+  const std::int32_t n_blocks = (p.n + BW - 1) / BW;  // as TileScheduler (MoE-dense: kOutCols = BW)
+  StreamK sk{std::int64_t(p.stream_k_blocks) * n_blocks, units, static_cast<std::int32_t>(gridDim.x), prefix,
+             p.stream_k_blocks, n_blocks};
+  if (!sk.weighted()) return;
+  std::int32_t* begins = prefix + kMaxWeightedBlocks + 1;
+  for (std::int32_t c = threadIdx.x; c <= sk.ctas; c += blockDim.x) begins[c] = static_cast<std::int32_t>(sk.weighted_begin(c));
 }
 
 }  // namespace fp4moe::kernels

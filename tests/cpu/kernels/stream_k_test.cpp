@@ -117,6 +117,14 @@ TEST(StreamK, WeightedSegmentsCoverEveryUnitOnceOnRandomWeights) {
     const Weighted w(active, per_block, units, ctas);
     weighted_grids += w.sk.weighted();
     check_partition(w.sk);
+    if (w.sk.weighted()) {  // the kernel's table of boundaries gives the same shares
+      std::vector<std::int32_t> begins(static_cast<std::size_t>(ctas) + 1);
+      for (std::int32_t c = 0; c <= ctas; ++c) begins[static_cast<std::size_t>(c)] = static_cast<std::int32_t>(w.sk.weighted_begin(c));
+      StreamK table = w.sk;
+      table.begins = begins.data();
+      for (std::int64_t u = 0; u < w.sk.work(); ++u) ASSERT_EQ(table.owner(u), w.sk.owner(u)) << "unit " << u;
+      check_partition(table);
+    }
     if (HasFatalFailure()) return;
   }
   EXPECT_GT(weighted_grids, 200) << "most trials exercise the weighted shares";
