@@ -37,6 +37,9 @@ constexpr std::int32_t kWeightSpread = 4;
 /// units) the shares are equal.
 constexpr std::int32_t kMaxWeightedBlocks = 256;
 constexpr std::int32_t kMaxWeightedCtas = 512;
+/// Counting the experts a token block uses keeps one bit per expert in
+/// shared memory (kernels/moe/block_experts.cu): with more, equal shares.
+constexpr std::int32_t kMaxWeightedUnits = 65536;
 
 /// The cost of a unit of a token block whose tokens use `active` of `units` experts.
 FP4MOE_HD std::int32_t stream_k_weight(std::int32_t active, std::int32_t units) {
@@ -66,9 +69,9 @@ struct StreamK {
 
   FP4MOE_HD std::int64_t work() const { return tiles * units; }
   /// Whether weights would be used: every share spans a heaviest unit, and
-  /// the CTAs' boundaries fit the kernel's table.
+  /// the CTAs' boundaries and the experts' bits fit the kernels' tables.
   FP4MOE_HD bool weights_apply() const {
-    return ctas <= kMaxWeightedCtas && work() < (std::int64_t(1) << 31) &&
+    return ctas <= kMaxWeightedCtas && units <= kMaxWeightedUnits && work() < (std::int64_t(1) << 31) &&
            work() * stream_k_weight(0, units) / ctas >= units;
   }
   FP4MOE_HD bool weighted() const { return prefix && weights_apply(); }

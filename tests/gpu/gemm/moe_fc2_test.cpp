@@ -11,6 +11,7 @@
 
 #include "fp4moe/moe.hpp"
 #include "gemm/gemm_test_util.hpp"
+#include "kernels/moe/block_experts.hpp"
 #include "kernels/sm90/gemm_registry.hpp"
 #include "reference/reference_gemm.hpp"
 
@@ -232,6 +233,51 @@ TEST(MoeFc2, EmptyMWritesNothing) {
                 nullptr);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   for (float v : d.download()) EXPECT_TRUE(std::isnan(v));
+}
+
+// The expert counts weighted stream-K shares by: per block of tokens, the
+// experts some token of the block has a non-zero alpha for; token-major and
+// expert-major alpha, a short last block, an expert count that is not a
+// multiple of 32.
+TEST(MoeBlockExperts, MatchesHostCounts) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  for (const bool expert_major : {false, true}) {
+    const int m = 150, e = 77, block = 64;
+    std::vector<float> al(static_cast<std::size_t>(m) * e, 0.0f);
+    for (int r = 0; r < m; ++r)
+      for (int j = 0; j < 3; ++j) al[static_cast<std::size_t>(r) * e + rng.integer(0, e - 1)] = rng.uniform(0.5f, 1.0f);
+    al[static_cast<std::size_t>(140) * e + 76] = -0.0f;  // -0 counts as zero, as the producer's test
+    std::vector<float> stored(al.size());
+    const std::int64_t sm = expert_major ? 1 : e, se = expert_major ? m : 1;
+    for (int r = 0; r < m; ++r)
+      for (int j = 0; j < e; ++j) stored[static_cast<std::size_t>(r * sm + j * se)] = al[static_cast<std::size_t>(r) * e + j];
+    test::DeviceBuffer<float> dalpha(stored.size());
+    dalpha.upload(stored);
+    const int blocks = (m + block - 1) / block;
+    test::DeviceBuffer<std::int32_t> counts(static_cast<std::size_t>(blocks));
+    counts.fill_bytes(0xff);
+    kernels::BlockExpertsParams p;
+    p.alpha = dalpha.get();
+    p.stride_m = sm;
+    p.stride_e = se;
+    p.tokens = m;
+    p.experts = e;
+    p.block_rows = block;
+    p.counts = counts.get();
+    kernels::launch_block_experts(p, nullptr);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const std::vector<std::int32_t> got = counts.download();
+    for (int b = 0; b < blocks; ++b) {
+      int want = 0;
+      for (int j = 0; j < e; ++j) {
+        bool used = false;
+        for (int r = b * block; r < std::min(m, (b + 1) * block); ++r) used |= al[static_cast<std::size_t>(r) * e + j] != 0.0f;
+        want += used;
+      }
+      EXPECT_EQ(got[static_cast<std::size_t>(b)], want) << "block " << b << (expert_major ? " expert-major" : " token-major");
+    }
+  }
 }
 
 TEST(MoeRoutingAlpha, MatchesHostSums) {
