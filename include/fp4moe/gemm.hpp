@@ -37,7 +37,10 @@ struct GemmTactic {
   /// moe_dense_fc2 the experts, there are to slice), or 0 for stream-K
   /// (fp4_gemm_nt and moe_dense_fc2 only): every CTA takes an equal share
   /// of all tiles' K blocks (experts), so no SM idles in a last partial wave
-  /// of tiles. The library reduces the slices itself, in a fixed order, so
+  /// of tiles. For moe_dense_fc2 over several token tiles the share is of
+  /// the cost, each tile's experts weighted by how many of them its tokens
+  /// use (counted on the device by one small kernel on the same stream
+  /// before the GEMM). The library reduces the slices itself, in a fixed order, so
   /// repeats are bit-identical; it keeps the scratch this needs per stream
   /// (allocated by the first split-K call on a stream that needs more than
   /// before; not during graph capture).
