@@ -198,7 +198,8 @@ void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, c
   if (p.split_slots > 1 || weighted) {
     const SplitKWorkspace ws =
         split_k_workspace(stream, static_cast<std::size_t>(plan.max_tiles * p.split_slots * plan.tile_elems),
-                          static_cast<std::size_t>(plan.max_tiles), weighted ? static_cast<std::size_t>(plan.token_blocks) : 0);
+                          static_cast<std::size_t>(plan.max_tiles),
+                          weighted ? static_cast<std::size_t>(plan.token_blocks * kernels::block_experts_slices(plan.units)) : 0);
     p.split_partials = ws.partials;
     p.split_counters = ws.counters;
     if (weighted) {
@@ -213,6 +214,7 @@ void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, c
       kernels::launch_block_experts(bp, stream);
       p.stream_k_block_experts = ws.scratch;
       p.stream_k_blocks = static_cast<std::int32_t>(plan.token_blocks);
+      p.stream_k_slices = kernels::block_experts_slices(plan.units);
     }
   }
   const kernels::LaunchArgs args{&a, &b, p, a.rows * a.groups, b.rows * b.groups, work, stream};

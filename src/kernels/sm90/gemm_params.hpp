@@ -47,10 +47,12 @@ struct GemmParams {
   std::int32_t split_slots = 1;    ///< partial tiles kept per output tile: split_k, or stream-K's max_slots
   float* split_partials = nullptr; ///< [output tiles][split_slots][BM·BN] FP32 (tiles with several contributors)
   std::int32_t* split_counters = nullptr;  ///< one per output tile, 0 between calls
-  /// Weighted stream-K (MoE-dense): experts each token block uses, [stream_k_blocks]
-  /// (kernels/moe/block_experts.hpp); null: equal shares.
+  /// Weighted stream-K (MoE-dense): experts each token block uses, as
+  /// [stream_k_blocks][stream_k_slices] partial counts (kernels/moe/block_experts.hpp);
+  /// null: equal shares.
   const std::int32_t* stream_k_block_experts = nullptr;
   std::int32_t stream_k_blocks = 0;
+  std::int32_t stream_k_slices = 0;
   // MoE-dense layout.
   std::int32_t experts = 1;        ///< E
   std::int32_t expert_width = 0;   ///< W: K columns per expert (a multiple of BK)

@@ -37,9 +37,10 @@ constexpr std::int32_t kWeightSpread = 4;
 /// units) the shares are equal.
 constexpr std::int32_t kMaxWeightedBlocks = 256;
 constexpr std::int32_t kMaxWeightedCtas = 512;
-/// Counting the experts a token block uses keeps one bit per expert in
-/// shared memory (kernels/moe/block_experts.cu): with more, equal shares.
-constexpr std::int32_t kMaxWeightedUnits = 65536;
+/// The kernel's prologue sums a token block's expert count from one
+/// partial per 32 experts (kernels/moe/block_experts.hpp): with more
+/// experts, equal shares.
+constexpr std::int32_t kMaxWeightedUnits = 1024;
 
 /// The cost of a unit of a token block whose tokens use `active` of `units` experts.
 FP4MOE_HD std::int32_t stream_k_weight(std::int32_t active, std::int32_t units) {

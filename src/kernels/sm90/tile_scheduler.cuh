@@ -165,7 +165,10 @@ __device__ inline void stream_k_weight_prefix(const GemmParams& p, std::int32_t*
   if (lane == 0) prefix[0] = 0;
   for (int base = 0; base < p.stream_k_blocks; base += 32) {
     const int b = base + lane;
-    const std::int32_t w = b < p.stream_k_blocks ? stream_k_weight(p.stream_k_block_experts[b], p.experts) : 0;
+    std::int32_t active = 0;
+    if (b < p.stream_k_blocks)
+      for (std::int32_t s = 0; s < p.stream_k_slices; ++s) active += p.stream_k_block_experts[b * p.stream_k_slices + s];
+    const std::int32_t w = b < p.stream_k_blocks ? stream_k_weight(active, p.experts) : 0;
     std::int32_t incl = w;
 #pragma unroll
     for (int off = 1; off < 32; off *= 2) {
