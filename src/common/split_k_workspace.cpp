@@ -43,13 +43,16 @@ SplitKWorkspace split_k_workspace(cudaStream_t stream, std::size_t partial_float
     if (under_capture)
       throw Error("split-K: the library's workspace for this stream must grow, which cannot happen during CUDA-graph "
                   "capture; run the same call once before capturing");
-    // Grow with headroom, so a sequence of slightly larger calls does not
-    // reallocate each time. cudaFree waits for work still using the old
-    // one; a buffer a graph was captured with stays allocated, since the
-    // graph replays with its address.
-    const std::size_t want_partials = std::max(partial_floats, b.partial_floats * 2);
-    const std::size_t want_counters = std::max(counters, b.counters * 2);
-    const std::size_t want_scratch = std::max(scratch, b.scratch);
+    // Grow what is short with headroom, so a sequence of slightly larger
+    // calls does not reallocate each time; keep the rest as it is (doubling
+    // every part whenever one grew took a GPU tests' sequence of calls to
+    // 100+ GB). cudaFree waits for work still using the old one; a buffer a
+    // graph was captured with stays allocated, since the graph replays with
+    // its address.
+    auto grown = [](std::size_t have, std::size_t need) { return have >= need ? have : std::max(need, have * 2); };
+    const std::size_t want_partials = grown(b.partial_floats, partial_floats);
+    const std::size_t want_counters = grown(b.counters, counters);
+    const std::size_t want_scratch = grown(b.scratch, scratch);
     if (b.base && b.in_graph) kept.push_back(b.base);
     else if (b.base) FP4MOE_CUDA_CHECK(cudaFree(b.base));
     b = Buffer{};
