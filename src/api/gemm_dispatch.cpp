@@ -187,19 +187,26 @@ void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, c
   // MoE-dense stream-K with several token tiles shares the work by the
   // experts each token tile uses: a short last tile skips more of them.
   bool weighted = false;
+  std::int64_t grid = 0;
   if (plan.split_k == 0) {
     work = plan.max_tiles * plan.units;
-    const std::int64_t ctas = std::int64_t(current_device_sm_count()) * plan.kernel->ctas_per_sm;
-    const kernels::StreamK sk{plan.max_tiles, plan.units, static_cast<std::int32_t>(std::max<std::int64_t>(1, std::min(ctas, work)))};
+    const std::int64_t slots = std::int64_t(current_device_sm_count()) * plan.kernel->ctas_per_sm;
+    grid = plan.kernel->layout == kernels::Layout::kMoeDense ? kernels::moe_stream_k_grid(plan.max_tiles, plan.units, slots)
+                                                            : std::max<std::int64_t>(1, std::min(slots, work));
+    const kernels::StreamK sk{plan.max_tiles, plan.units, static_cast<std::int32_t>(grid)};
     weighted = plan.kernel->layout == kernels::Layout::kMoeDense && plan.token_blocks >= 2 &&
                plan.token_blocks <= kernels::kMaxWeightedBlocks && sk.weights_apply();
     p.split_slots = sk.max_slots(weighted);
   }
   if (p.split_slots > 1 || weighted) {
+    // Scratch for the largest count table weighted shares take, whatever
+    // this call's M, so a graph captured at a larger M than the warm-up
+    // call's does not need the workspace to grow (which capture refuses).
+    constexpr std::size_t kCountInts =
+        std::size_t(kernels::kMaxWeightedBlocks) * ((kernels::kMaxWeightedUnits + kernels::kBlockExpertsSlice - 1) / kernels::kBlockExpertsSlice);
     const SplitKWorkspace ws =
         split_k_workspace(stream, static_cast<std::size_t>(plan.max_tiles * p.split_slots * plan.tile_elems),
-                          static_cast<std::size_t>(plan.max_tiles),
-                          weighted ? static_cast<std::size_t>(plan.token_blocks * kernels::block_experts_slices(plan.units)) : 0);
+                          static_cast<std::size_t>(plan.max_tiles), weighted ? kCountInts : 0);
     p.split_partials = ws.partials;
     p.split_counters = ws.counters;
     if (weighted) {
@@ -217,7 +224,7 @@ void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, c
       p.stream_k_slices = kernels::block_experts_slices(plan.units);
     }
   }
-  const kernels::LaunchArgs args{&a, &b, p, a.rows * a.groups, b.rows * b.groups, work, stream};
+  const kernels::LaunchArgs args{&a, &b, p, a.rows * a.groups, b.rows * b.groups, work, stream, grid};
   plan.kernel->launch(args);
 }
 

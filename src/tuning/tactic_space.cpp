@@ -90,7 +90,9 @@ double modelled_stages(const ProblemShape& s, const GemmTactic& t, const kernels
   const int units = split_k_units(s, t);
   const double stages = double((s.k + t.block_k - 1) / t.block_k), stages_per_unit = stages / std::max(1, units);
   if (split == kStreamK) {
-    const std::int64_t work = tiles * units, grid = std::max<std::int64_t>(1, std::min(work, slots));
+    const std::int64_t work = tiles * units;
+    const std::int64_t grid = s.layout == kernels::Layout::kMoeDense ? kernels::moe_stream_k_grid(tiles, units, slots)
+                                                                     : std::max<std::int64_t>(1, std::min(work, slots));
     const std::int64_t per_cta = (work + grid - 1) / grid, segments = 1 + (per_cta + units - 1) / units;
     double share = expert_share(s, bt);
     const std::int64_t t_blocks = (s.m + bt - 1) / bt;

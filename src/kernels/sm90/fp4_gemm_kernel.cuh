@@ -98,9 +98,10 @@ struct GemmConfig {
   // so deciding whether to skip an expert never waits on memory.
   static constexpr int kAlphaLookahead = 8;
   // The prefix region: masked, token blocks per group; MoE-dense, the token
-  // blocks' stream-K weights and the CTAs' share boundaries (stream_k.hpp).
+  // blocks' stream-K weights, the CTAs' share boundaries and this CTA's
+  // segments (tile_scheduler.cuh).
   static constexpr int kPrefixInts = kLayout == Layout::kMasked ? kMaxGroups + 1
-                                     : kLayout == Layout::kMoeDense ? kMaxWeightedBlocks + 1 + kMaxWeightedCtas + 1
+                                     : kLayout == Layout::kMoeDense ? kStreamKTableBytes / 4
                                                                     : 0;
   static constexpr int kOffAlphaRing = kOffPrefix + 4 * kPrefixInts;
   // Split-K: where the consumers learn whether they finish a tile.
@@ -167,10 +168,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     if (threadIdx.x < 32) masked_prefix<Cfg::BT>(p, prefix);
   }
   if constexpr (Cfg::kMoe) {
-    if (p.split_k == 0 && p.stream_k_block_experts) {  // weighted stream-K shares (block-uniform branch)
-      if (threadIdx.x < 32) stream_k_weight_prefix(p, prefix);
-      __syncthreads();
-      stream_k_weighted_begins<Cfg::BW>(p, prefix, p.experts);
+    // Stream-K: this CTA's segments into a table (block-uniform branches).
+    // Weighted shares first need the weights' prefix (the table holds
+    // kMaxWeightedBlocks blocks; past it the shares are equal) and every
+    // CTA's boundary.
+    if (p.split_k == 0) {
+      if (p.stream_k_block_experts && p.stream_k_blocks <= kMaxWeightedBlocks) {
+        if (threadIdx.x < 32) stream_k_weight_prefix(p, prefix);
+        __syncthreads();
+        stream_k_weighted_begins<Cfg::BW>(p, prefix, p.experts);
+        __syncthreads();
+      }
+      if (threadIdx.x < 32) stream_k_segments_into_table<Cfg::BT, Cfg::BW>(p, prefix, p.experts);
     }
   }
   if constexpr (Cfg::kFc1) {  // NVFP4 output: its global decode scale 1/g

@@ -18,8 +18,8 @@ void launch_gemm(const LaunchArgs& args) {
   const int x_box = Cfg::BM, y_box = Cfg::kFc1 ? Cfg::BN / 2 : Cfg::BN;  // FC1 loads gate and up rows apart
   const CUtensorMap ta = make_fp4_tensor_map(args.a->data, args.a_rows, args.params.k, Cfg::kSwap ? y_box : x_box, Cfg::BK);
   const CUtensorMap tb = make_fp4_tensor_map(args.b->data, args.b_rows, args.params.k, Cfg::kSwap ? x_box : y_box, Cfg::BK);
-  const std::int64_t grid =
-      std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(detail::current_device_sm_count()) * Cfg::kCtasPerSm, args.max_tiles));
+  const std::int64_t grid = args.grid > 0 ? args.grid
+                                          : std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(detail::current_device_sm_count()) * Cfg::kCtasPerSm, args.max_tiles));
   kernel<<<static_cast<unsigned>(grid), Cfg::kThreads, Cfg::kSmemBytes, args.stream>>>(ta, tb, args.params);
   FP4MOE_CHECK_LAUNCH();
 }

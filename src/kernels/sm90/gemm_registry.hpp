@@ -19,6 +19,7 @@ struct LaunchArgs {
   std::int64_t b_rows;
   std::int64_t max_tiles;  ///< upper bound on work tiles: output tiles × split_k (grid size)
   cudaStream_t stream;
+  std::int64_t grid = 0;   ///< CTAs to launch (stream-K); 0: every resident slot, at most max_tiles
 };
 
 using LaunchFn = void (*)(const LaunchArgs&);

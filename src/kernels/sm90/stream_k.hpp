@@ -37,6 +37,13 @@ constexpr std::int32_t kWeightSpread = 4;
 /// units) the shares are equal.
 constexpr std::int32_t kMaxWeightedBlocks = 256;
 constexpr std::int32_t kMaxWeightedCtas = 512;
+/// MoE-dense CTAs read their stream-K segments from a shared-memory table of
+/// this many (tile_scheduler.cuh). Equal shares meet at most tiles/G + 3
+/// tiles, so the host launches at least tiles/(kMaxStreamKSegments − 3)
+/// CTAs (moe_stream_k_grid); weighted ones (at most kWeightSpread·N/G + 2
+/// units) meet at most 4·tiles/G + 3, so with more tiles per CTA the
+/// shares are equal.
+constexpr std::int32_t kMaxStreamKSegments = 32;
 /// The kernel's prologue sums a token block's expert count from one
 /// partial per 32 experts (kernels/moe/block_experts.hpp): with more
 /// experts, equal shares.
@@ -46,6 +53,17 @@ constexpr std::int32_t kMaxWeightedUnits = 1024;
 FP4MOE_HD std::int32_t stream_k_weight(std::int32_t active, std::int32_t units) {
   const std::int32_t floor = (units + kWeightSpread - 1) / kWeightSpread;
   return active < floor ? floor : (active > units ? units : active);
+}
+
+/// The CTAs a MoE-dense stream-K launch takes: every resident slot (at
+/// most one per unit), and never so few that a CTA's equal share meets more
+/// tiles than its segment table holds (CTAs past the resident ones run
+/// later; stream-K never waits on another CTA, so that stays correct).
+FP4MOE_HD std::int64_t moe_stream_k_grid(std::int64_t tiles, std::int32_t units, std::int64_t slots) {
+  const std::int64_t work = tiles * units, fit = (tiles + kMaxStreamKSegments - 4) / (kMaxStreamKSegments - 3);
+  std::int64_t g = slots < work ? slots : work;
+  g = g > fit ? g : fit;
+  return g > 1 ? g : 1;
 }
 
 struct StreamKSegment {
@@ -63,26 +81,24 @@ struct StreamK {
   const std::int32_t* prefix = nullptr;
   std::int32_t blocks = 0;           ///< token blocks
   std::int32_t tiles_per_block = 0;  ///< tiles = blocks · tiles_per_block
-  /// Weighted shares, optional: weighted_begin(c) for c = 0 .. G, computed
-  /// once (the kernel's prologue), so a segment costs table look-ups rather
-  /// than ~40 64-bit divisions (measured: ~10 us per work item).
+  /// Weighted shares: weighted_begin(c) for c = 0 .. G, tabulated once (the
+  /// kernel's prologue) so a segment costs table look-ups, not ~40 64-bit
+  /// divisions (measured: ~10 us per work item). Null: equal shares.
   const std::int32_t* begins = nullptr;
 
   FP4MOE_HD std::int64_t work() const { return tiles * units; }
   /// Whether weights would be used: every share spans a heaviest unit, and
-  /// the CTAs' boundaries and the experts' bits fit the kernels' tables.
+  /// the CTAs' boundaries, segments and experts' bits fit the kernels' tables.
   FP4MOE_HD bool weights_apply() const {
     return ctas <= kMaxWeightedCtas && units <= kMaxWeightedUnits && work() < (std::int64_t(1) << 31) &&
-           work() * stream_k_weight(0, units) / ctas >= units;
+           work() * stream_k_weight(0, units) / ctas >= units &&
+           kWeightSpread * tiles <= std::int64_t(kMaxStreamKSegments - 3) * ctas;
   }
-  FP4MOE_HD bool weighted() const { return prefix && weights_apply(); }
+  /// Whether weighted_begin applies: weights given, for few enough blocks.
+  FP4MOE_HD bool weighted() const { return prefix && blocks <= kMaxWeightedBlocks && weights_apply(); }
 
   /// First unit of CTA c's share (c ≤ G).
-  FP4MOE_HD std::int64_t share_begin(std::int64_t c) const {
-    if (begins) return begins[c];
-    if (!weighted()) return c * work() / ctas;
-    return weighted_begin(c);
-  }
+  FP4MOE_HD std::int64_t share_begin(std::int64_t c) const { return begins ? begins[c] : c * work() / ctas; }
 
   /// Weighted shares: the unit where cost c·W/G falls (c ≤ G).
   FP4MOE_HD std::int64_t weighted_begin(std::int64_t c) const {
@@ -101,11 +117,11 @@ struct StreamK {
 
   /// The CTA whose share holds unit u: the largest c with share_begin(c) ≤ u.
   FP4MOE_HD std::int64_t owner(std::int64_t u) const {
-    if (!begins && !weighted()) return ((u + 1) * ctas + work() - 1) / work() - 1;
-    std::int64_t lo = 0, hi = ctas - 1;
+    if (!begins) return ((u + 1) * ctas + work() - 1) / work() - 1;
+    std::int32_t lo = 0, hi = ctas - 1;
     while (lo < hi) {
-      const std::int64_t mid = (lo + hi + 1) / 2;
-      if (share_begin(mid) <= u) lo = mid;
+      const std::int32_t mid = (lo + hi + 1) / 2;
+      if (begins[mid] <= u) lo = mid;
       else hi = mid - 1;
     }
     return lo;

@@ -34,6 +34,21 @@ struct Tile {
   std::int32_t slot, slots;           ///< its partial's slot among the tile's `slots` contributors
 };
 
+/// Weighted stream-K's shared-memory tables after the weight prefix
+/// (kMaxWeightedBlocks + 1 ints): every CTA's share boundary, then this
+/// CTA's segments.
+struct StreamKSegmentTable {
+  std::int32_t count;
+  StreamKSegment segment[kMaxStreamKSegments];
+};
+__device__ inline std::int32_t* stream_k_begins_table(std::int32_t* prefix) { return prefix + kMaxWeightedBlocks + 1; }
+__device__ inline StreamKSegmentTable* stream_k_segment_table(const std::int32_t* prefix) {
+  const std::int32_t* end = prefix + kMaxWeightedBlocks + 1 + kMaxWeightedCtas + 1;
+  return reinterpret_cast<StreamKSegmentTable*>(const_cast<std::int32_t*>(end) + (reinterpret_cast<std::uintptr_t>(end) / 4) % 2);
+}
+/// Shared-memory bytes of the weight prefix and both tables (8-byte alignment slack included).
+constexpr int kStreamKTableBytes = 4 * (kMaxWeightedBlocks + 1 + kMaxWeightedCtas + 1) + 4 + int(sizeof(StreamKSegmentTable));
+
 template <Layout kLayout, int BT, int BW>
 struct TileScheduler {
   /// Output columns a tile covers (FC1: half its weight rows are gate rows).
@@ -46,6 +61,12 @@ struct TileScheduler {
   // MoE-dense: cumulative stream-K weights of the token blocks
   // (stream_k_weight_prefix), when p.stream_k_block_experts is set.
   const std::int32_t* prefix;
+  // MoE-dense, split_k = 0: this CTA's segments, tabulated by the prologue
+  // (stream_k_segments_into_table), equal or weighted shares alike. One
+  // table read keeps the partition's arithmetic out of the consumers' loop:
+  // with a second, computed path there the MoE-dense kernels spilled 20-280
+  // bytes more (ptxas).
+  const StreamKSegmentTable* stream_k_segments = nullptr;
 
   __device__ TileScheduler(const GemmParams& params, const std::int32_t* smem_prefix, std::int32_t units_per_tile)
       : p(params), units(units_per_tile), prefix(smem_prefix) {
@@ -57,20 +78,21 @@ struct TileScheduler {
       t_blocks = (p.m + BT - 1) / BT;  // dense: M rows; contiguous: ΣM rows
     }
     tiles = t_blocks * n_blocks;
+    if constexpr (kLayout == Layout::kMoeDense) {
+      if (p.split_k == 0) stream_k_segments = stream_k_segment_table(prefix);
+    }
   }
 
   /// This CTA's i-th work item; false when it has no more.
   __device__ bool work(std::int32_t i, Tile& t) const {
     if (p.split_k == 0) {
-      StreamK sk{tiles, units, static_cast<std::int32_t>(gridDim.x)};
-      if (kLayout == Layout::kMoeDense && p.stream_k_block_experts) {
-        sk.prefix = prefix;
-        sk.blocks = p.stream_k_blocks;
-        sk.tiles_per_block = n_blocks;
-        if (sk.weighted()) sk.begins = prefix + kMaxWeightedBlocks + 1;  // stream_k_weighted_begins
-      }
       StreamKSegment s;
-      if (!sk.segment(blockIdx.x, i, s)) return false;
+      if constexpr (kLayout == Layout::kMoeDense) {
+        if (i >= stream_k_segments->count) return false;
+        s = stream_k_segments->segment[i];
+      } else if (!StreamK{tiles, units, static_cast<std::int32_t>(gridDim.x)}.segment(blockIdx.x, i, s)) {
+        return false;
+      }
       t = tile(static_cast<std::int32_t>(s.tile));
       t.unit_begin = s.unit_begin;
       t.unit_end = s.unit_end;
@@ -157,8 +179,9 @@ __device__ void masked_prefix(const GemmParams& p, std::int32_t* prefix) {
 }
 
 /// MoE-dense, weighted stream-K, step 1: prefix[b] = Σ stream_k_weight of
-/// the token blocks before b (prefix[0] = 0, stream_k_blocks + 1 entries).
-/// Run by one warp before the roles split.
+/// the token blocks before b (prefix[0] = 0, stream_k_blocks + 1 entries,
+/// stream_k_blocks ≤ kMaxWeightedBlocks). Run by one warp before the roles
+/// split.
 __device__ inline void stream_k_weight_prefix(const GemmParams& p, std::int32_t* prefix) {
   const int lane = threadIdx.x % 32;
   std::int32_t carry = 0;
@@ -181,15 +204,44 @@ __device__ inline void stream_k_weight_prefix(const GemmParams& p, std::int32_t*
 }
 
 /// Step 2, after the prefix is visible to the CTA: every CTA's share
-/// boundary into the table after it (begins[c], c = 0 .. G), by all threads.
+/// boundary into the table after it (begins[c], c = 0 .. G), by all threads,
+/// where the weights apply.
 template <int BW>
 __device__ void stream_k_weighted_begins(const GemmParams& p, std::int32_t* prefix, std::int32_t units) {
   const std::int32_t n_blocks = (p.n + BW - 1) / BW;  // as TileScheduler (MoE-dense: kOutCols = BW)
   StreamK sk{std::int64_t(p.stream_k_blocks) * n_blocks, units, static_cast<std::int32_t>(gridDim.x), prefix,
              p.stream_k_blocks, n_blocks};
   if (!sk.weighted()) return;
-  std::int32_t* begins = prefix + kMaxWeightedBlocks + 1;
+  std::int32_t* begins = stream_k_begins_table(prefix);
   for (std::int32_t c = threadIdx.x; c <= sk.ctas; c += blockDim.x) begins[c] = static_cast<std::int32_t>(sk.weighted_begin(c));
+}
+
+/// MoE-dense stream-K, after step 2 where weights are given: this CTA's
+/// segments (weighted shares where they apply, else equal) into the
+/// segment table, by one warp (lane i: segment i).
+template <int BT, int BW>
+__device__ void stream_k_segments_into_table(const GemmParams& p, std::int32_t* prefix, std::int32_t units) {
+  const std::int32_t t_blocks = (p.m + BT - 1) / BT, n_blocks = (p.n + BW - 1) / BW;  // as TileScheduler
+  StreamK sk{std::int64_t(t_blocks) * n_blocks, units, static_cast<std::int32_t>(gridDim.x)};
+  if (p.stream_k_block_experts) {
+    StreamK w = sk;
+    w.prefix = prefix;
+    w.blocks = p.stream_k_blocks;
+    w.tiles_per_block = n_blocks;
+    if (w.weighted()) sk.begins = stream_k_begins_table(prefix);
+  }
+  StreamKSegmentTable* table = stream_k_segment_table(prefix);
+  const int lane = threadIdx.x % 32;
+  std::int32_t count = 0;
+  for (int base = 0; base < kMaxStreamKSegments; base += 32) {
+    StreamKSegment s;
+    const bool has = sk.segment(blockIdx.x, base + lane, s);
+    if (has) table->segment[base + lane] = s;
+    count += __popc(__ballot_sync(0xffffffffu, has));
+  }
+  StreamKSegment past;
+  if (sk.segment(blockIdx.x, kMaxStreamKSegments, past)) __trap();  // the host's grid bounds the segments
+  if (lane == 0) table->count = count;
 }
 
 }  // namespace fp4moe::kernels

@@ -17,7 +17,7 @@ namespace {
 void check_partition(const StreamK& sk, std::vector<std::int64_t>* shares = nullptr) {
   const std::int64_t tiles = sk.tiles;
   const std::int32_t units = sk.units, ctas = sk.ctas;
-  const bool weighted = sk.prefix != nullptr;
+  const bool weighted = sk.begins != nullptr;
   SCOPED_TRACE("tiles " + std::to_string(tiles) + " units " + std::to_string(units) + " ctas " + std::to_string(ctas) +
                (weighted ? " weighted" : ""));
   std::vector<int> covered(static_cast<std::size_t>(tiles * units), 0);
@@ -42,6 +42,9 @@ void check_partition(const StreamK& sk, std::vector<std::int64_t>* shares = null
       EXPECT_LE(s.slots, sk.max_slots(weighted));
     }
     EXPECT_GE(share, 1) << "cta " << c << ": every share is non-empty when work >= ctas";
+    if (weighted) {
+      EXPECT_LE(i, kMaxStreamKSegments) << "cta " << c << ": the kernel's segment table";
+    }
     if (!weighted) {  // equal shares differ by at most one unit
       EXPECT_GE(share, sk.work() / ctas);
       EXPECT_LE(share, (sk.work() + ctas - 1) / ctas);
@@ -56,15 +59,21 @@ void check_partition(const StreamK& sk, std::vector<std::int64_t>* shares = null
 
 void check_partition(std::int64_t tiles, std::int32_t units, std::int32_t ctas) { check_partition(StreamK{tiles, units, ctas}); }
 
-/// Weighted shares over token blocks whose tokens use `active[b]` experts.
+/// Weighted shares over token blocks whose tokens use `active[b]` experts,
+/// as the kernel makes them: the prefix of the weights, then (where weights
+/// apply) the table of boundaries the scheduler reads.
 struct Weighted {
-  std::vector<std::int32_t> prefix;
+  std::vector<std::int32_t> prefix, begins;
   StreamK sk;
   Weighted(const std::vector<std::int32_t>& active, std::int32_t tiles_per_block, std::int32_t units, std::int32_t ctas)
       : prefix(active.size() + 1, 0) {
     for (std::size_t b = 0; b < active.size(); ++b) prefix[b + 1] = prefix[b] + stream_k_weight(active[b], units);
     sk = StreamK{std::int64_t(active.size()) * tiles_per_block, units, ctas, prefix.data(),
                  static_cast<std::int32_t>(active.size()), tiles_per_block};
+    if (sk.weighted()) {
+      for (std::int32_t c = 0; c <= ctas; ++c) begins.push_back(static_cast<std::int32_t>(sk.weighted_begin(c)));
+      sk.begins = begins.data();
+    }
   }
   /// Cost of CTA c's share, by the weights.
   std::int64_t cost(std::int64_t c) const {
@@ -115,16 +124,8 @@ TEST(StreamK, WeightedSegmentsCoverEveryUnitOnceOnRandomWeights) {
     std::vector<std::int32_t> active(static_cast<std::size_t>(blocks));
     for (auto& a : active) a = static_cast<std::int32_t>(rng() % (units + 1));  // 0 .. units: the clamp's both ends
     const Weighted w(active, per_block, units, ctas);
-    weighted_grids += w.sk.weighted();
+    weighted_grids += w.sk.begins != nullptr;
     check_partition(w.sk);
-    if (w.sk.weighted()) {  // the kernel's table of boundaries gives the same shares
-      std::vector<std::int32_t> begins(static_cast<std::size_t>(ctas) + 1);
-      for (std::int32_t c = 0; c <= ctas; ++c) begins[static_cast<std::size_t>(c)] = static_cast<std::int32_t>(w.sk.weighted_begin(c));
-      StreamK table = w.sk;
-      table.begins = begins.data();
-      for (std::int64_t u = 0; u < w.sk.work(); ++u) ASSERT_EQ(table.owner(u), w.sk.owner(u)) << "unit " << u;
-      check_partition(table);
-    }
     if (HasFatalFailure()) return;
   }
   EXPECT_GT(weighted_grids, 200) << "most trials exercise the weighted shares";
@@ -149,14 +150,38 @@ TEST(StreamK, WeightedSharesBalanceAShortLastTokenTile) {
   EXPECT_GT(double(lo), 0.98 * mean);
   EXPECT_GT(shares.back(), shares.front()) << "the short tile's CTAs take more units";
   EXPECT_LE(w.sk.max_slots(true), 6);
-  EXPECT_TRUE(w.sk.weighted());
+  EXPECT_NE(w.sk.begins, nullptr);
   // Heavy and light extremes: every share still non-empty, slots bounded;
   // too many CTAs for the weights: equal shares.
   check_partition(Weighted({256, 0, 256, 0}, 3, 256, 12).sk);
   check_partition(Weighted({0, 0, 256}, 1, 8, 6).sk);
-  EXPECT_TRUE((Weighted({0, 0, 256}, 1, 8, 6).sk.weighted()));
-  EXPECT_FALSE((Weighted({0, 0, 256}, 1, 8, 24).sk.weighted()));
+  EXPECT_NE((Weighted({0, 0, 256}, 1, 8, 6).sk.begins), nullptr);
+  EXPECT_EQ((Weighted({0, 0, 256}, 1, 8, 24).sk.begins), nullptr);
+  // More token blocks than the kernel's table holds: equal shares.
+  EXPECT_EQ(Weighted(std::vector<std::int32_t>(kMaxWeightedBlocks + 1, 8), 1, 64, 64).sk.begins, nullptr);
+  EXPECT_NE(Weighted(std::vector<std::int32_t>(kMaxWeightedBlocks, 8), 1, 64, 64).sk.begins, nullptr);
   check_partition(Weighted({0, 0, 256}, 1, 8, 24).sk);
+}
+
+TEST(StreamK, MoeGridKeepsEveryCtasSegmentsInTheTable) {
+  // Equal shares with the host's MoE-dense grid: at most kMaxStreamKSegments
+  // segments per CTA however many tiles, and every share non-empty.
+  for (std::int64_t tiles : {1, 7, 112, 928, 3900, 4000, 20000, 100000}) {
+    for (std::int32_t units : {2, 8, 256}) {
+      const std::int64_t g = moe_stream_k_grid(tiles, units, 132);
+      ASSERT_LE(g, tiles * units);
+      const StreamK sk{tiles, units, static_cast<std::int32_t>(g)};
+      for (std::int64_t c = 0; c < g; c += 1 + g / 64) {
+        StreamKSegment s;
+        int i = 0;
+        while (sk.segment(c, i, s)) ++i;
+        EXPECT_GE(i, 1) << "tiles " << tiles << " units " << units << " cta " << c;
+        EXPECT_LE(i, kMaxStreamKSegments) << "tiles " << tiles << " units " << units << " cta " << c;
+      }
+    }
+  }
+  EXPECT_EQ(moe_stream_k_grid(112, 256, 132), 132);
+  EXPECT_EQ(moe_stream_k_grid(2, 2, 132), 4) << "at most one CTA per unit";
 }
 
 TEST(StreamK, NoWorkHasNoSegments) {

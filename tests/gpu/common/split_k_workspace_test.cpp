@@ -15,16 +15,17 @@ TEST(SplitKWorkspace, GrowingOnePartLeavesTheOthers) {
   FP4MOE_REQUIRE_GPU();
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
-  // 40 calls each needing one more scratch integer beside 1 GiB of partials.
-  // Doubling every part on each growth would ask for 2^40 GiB by the end.
-  const std::size_t gib_floats = std::size_t(1) << 28;
+  // 40 calls each needing one more scratch integer beside 64 MiB of
+  // partials. Doubling every part on each growth would ask for 2^40 times
+  // that by the end.
+  const std::size_t partial_floats = std::size_t(1) << 24;
   for (std::size_t s = 1; s <= 40; ++s) {
-    const SplitKWorkspace ws = split_k_workspace(stream, gib_floats, 64, s);
+    const SplitKWorkspace ws = split_k_workspace(stream, partial_floats, 64, s);
     ASSERT_NE(ws.partials, nullptr);
     ASSERT_NE(ws.scratch, nullptr);
   }
   // The counters stay zeroed for the next call.
-  const SplitKWorkspace ws = split_k_workspace(stream, gib_floats, 64, 40);
+  const SplitKWorkspace ws = split_k_workspace(stream, partial_floats, 64, 40);
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   for (std::int32_t c : test::download_as<std::int32_t>(ws.counters, 64 * 4)) EXPECT_EQ(c, 0);
   cudaStreamDestroy(stream);

@@ -9,10 +9,12 @@
 #include <cmath>
 #include <sstream>
 
+#include "common/device_info.hpp"
 #include "fp4moe/moe.hpp"
 #include "gemm/gemm_test_util.hpp"
 #include "kernels/moe/block_experts.hpp"
 #include "kernels/sm90/gemm_registry.hpp"
+#include "kernels/sm90/stream_k.hpp"
 #include "reference/reference_gemm.hpp"
 
 namespace fp4moe {
@@ -176,29 +178,44 @@ INSTANTIATE_TEST_SUITE_P(All, MoeFc2AllTactics, ::testing::Values(Fp4Format::kNV
 
 // Stream-K over several token tiles with routed alpha shares the work by the
 // experts each token tile uses (kernels/sm90/stream_k.hpp, weighted shares):
-// every stream-K tile on a shape where those weights apply (a short last
-// token tile whose tokens use fewer experts; enough units per CTA), against
+// every stream-K tile on shapes where those weights apply (asserted), with a
+// short last token tile (a quarter tile, and one token), token-major and
+// expert-major alpha, an expert count that is not a multiple of 32; against
 // the reference, repeats bit-identical.
 TEST(MoeFc2, WeightedStreamKMatchesReferenceAndRepeats) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;
+  const std::int64_t sms = detail::current_device_sm_count();
   for (const auto& e : kernels::kernel_registry()) {
     if (e.layout != kernels::Layout::kMoeDense || e.max_split_k == 1) continue;
     GemmTactic t = e.tactic;
     t.split_k = 0;
-    const int bt = t.swap_ab ? t.block_n : e.block_m;
-    for (DType out : {DType::kFP32, DType::kBF16}) {
+    const int bt = t.swap_ab ? t.block_n : e.block_m, bw = t.swap_ab ? e.block_m : t.block_n;
+    struct Case {
+      int experts, last_rows, n;
+      bool expert_major;
+      DType out;
+    };
+    const Case cases[] = {{64, std::max(1, bt / 4), 1024, false, DType::kFP32},
+                          {64, std::max(1, bt / 4), 1024, false, DType::kBF16},
+                          {80, 1, 512, true, DType::kFP32}};
+    for (const Case& k : cases) {
       Fc2Case c;
       c.format = e.format;
-      c.experts = 64;
+      c.experts = k.experts;
       c.width = 128;
-      c.m = 2 * bt + std::max(1, bt / 4) + (bt < 40 ? 40 : 0);  // >= 40 rows: the first 20 tokens pick nothing
-      c.n = 1024;
-      c.out = out;
+      c.m = 2 * bt + k.last_rows + (bt < 40 ? 3 * bt : 0);  // >= 40 rows: the first 20 tokens pick nothing
+      c.n = k.n;
+      c.out = k.out;
       c.alpha = AlphaKind::kTopK;
+      c.expert_major = k.expert_major;
       c.tactic = &t;
       c.repeats = 3;
       SCOPED_TRACE(c.describe());
+      const std::int64_t tiles = std::int64_t((c.m + bt - 1) / bt) * ((c.n + bw - 1) / bw);
+      const std::int64_t grid = kernels::moe_stream_k_grid(tiles, c.experts, sms * e.ctas_per_sm);
+      ASSERT_TRUE((kernels::StreamK{tiles, c.experts, static_cast<std::int32_t>(grid)}.weights_apply()))
+          << "the shape must take the weighted path";
       test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
     }
   }
