@@ -34,9 +34,9 @@ struct Tile {
   std::int32_t slot, slots;           ///< its partial's slot among the tile's `slots` contributors
 };
 
-/// Weighted stream-K's shared-memory tables after the weight prefix
-/// (kMaxWeightedBlocks + 1 ints): every CTA's share boundary, then this
-/// CTA's segments.
+/// MoE-dense stream-K's shared-memory tables after the weight prefix
+/// (kMaxWeightedBlocks + 1 ints): every CTA's share boundary (weighted
+/// shares only), then this CTA's segments (equal or weighted shares).
 struct StreamKSegmentTable {
   std::int32_t count;
   StreamKSegment segment[kMaxStreamKSegments];
