@@ -176,7 +176,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       if (p.stream_k_block_experts && p.stream_k_blocks <= kMaxWeightedBlocks) {
         if (threadIdx.x < 32) stream_k_weight_prefix(p, prefix);
         __syncthreads();
-        stream_k_weighted_begins<Cfg::BW>(p, prefix, p.experts);
+        stream_k_weighted_begins<Cfg::BT, Cfg::BW>(p, prefix, p.experts);
         __syncthreads();
       }
       if (threadIdx.x < 32) stream_k_segments_into_table<Cfg::BT, Cfg::BW>(p, prefix, p.experts);

@@ -151,31 +151,36 @@ struct TileScheduler {
   }
 };
 
-/// Masked layout: cumulative token-block counts per group into shared memory
-/// (prefix[0] = 0, prefix[g+1] = prefix[g] + ceil(min(masked_m[g], M) / BT)).
-/// Run by one warp before the roles split.
-template <int BT>
-__device__ void masked_prefix(const GemmParams& p, std::int32_t* prefix) {
+/// prefix[0] = 0, prefix[i + 1] = value(0) + ... + value(i) for i < n, by
+/// one warp (32 values per step, a shuffle scan carrying the running sum).
+template <class Value>
+__device__ void warp_prefix_sum(std::int32_t n, const Value& value, std::int32_t* prefix) {
   const int lane = threadIdx.x % 32;
   std::int32_t carry = 0;
   if (lane == 0) prefix[0] = 0;
-  for (int base = 0; base < p.groups; base += 32) {
-    const int g = base + lane;
-    std::int32_t blocks = 0;
-    if (g < p.groups) {
-      std::int32_t valid = p.masked_m[g];
-      valid = valid < 0 ? 0 : (valid > p.m ? p.m : valid);
-      blocks = (valid + BT - 1) / BT;
-    }
-    std::int32_t incl = blocks;
+  for (std::int32_t base = 0; base < n; base += 32) {
+    const std::int32_t i = base + lane;
+    std::int32_t incl = i < n ? value(i) : 0;
 #pragma unroll
     for (int off = 1; off < 32; off *= 2) {
       const std::int32_t v = __shfl_up_sync(0xffffffffu, incl, off);
       if (lane >= off) incl += v;
     }
-    if (g < p.groups) prefix[g + 1] = carry + incl;
+    if (i < n) prefix[i + 1] = carry + incl;
     carry += __shfl_sync(0xffffffffu, incl, 31);
   }
+}
+
+/// Masked layout: cumulative token-block counts per group into shared memory
+/// (prefix[0] = 0, prefix[g+1] = prefix[g] + ceil(min(masked_m[g], M) / BT)).
+/// Run by one warp before the roles split.
+template <int BT>
+__device__ void masked_prefix(const GemmParams& p, std::int32_t* prefix) {
+  warp_prefix_sum(p.groups, [&](std::int32_t g) {
+    std::int32_t valid = p.masked_m[g];
+    valid = valid < 0 ? 0 : (valid > p.m ? p.m : valid);
+    return (valid + BT - 1) / BT;
+  }, prefix);
 }
 
 /// MoE-dense, weighted stream-K, step 1: prefix[b] = Σ stream_k_weight of
@@ -183,34 +188,34 @@ __device__ void masked_prefix(const GemmParams& p, std::int32_t* prefix) {
 /// stream_k_blocks ≤ kMaxWeightedBlocks). Run by one warp before the roles
 /// split.
 __device__ inline void stream_k_weight_prefix(const GemmParams& p, std::int32_t* prefix) {
-  const int lane = threadIdx.x % 32;
-  std::int32_t carry = 0;
-  if (lane == 0) prefix[0] = 0;
-  for (int base = 0; base < p.stream_k_blocks; base += 32) {
-    const int b = base + lane;
+  warp_prefix_sum(p.stream_k_blocks, [&](std::int32_t b) {
     std::int32_t active = 0;
-    if (b < p.stream_k_blocks)
-      for (std::int32_t s = 0; s < p.stream_k_slices; ++s) active += p.stream_k_block_experts[b * p.stream_k_slices + s];
-    const std::int32_t w = b < p.stream_k_blocks ? stream_k_weight(active, p.experts) : 0;
-    std::int32_t incl = w;
-#pragma unroll
-    for (int off = 1; off < 32; off *= 2) {
-      const std::int32_t v = __shfl_up_sync(0xffffffffu, incl, off);
-      if (lane >= off) incl += v;
-    }
-    if (b < p.stream_k_blocks) prefix[b + 1] = carry + incl;
-    carry += __shfl_sync(0xffffffffu, incl, 31);
+    for (std::int32_t s = 0; s < p.stream_k_slices; ++s) active += p.stream_k_block_experts[b * p.stream_k_slices + s];
+    return stream_k_weight(active, p.experts);
+  }, prefix);
+}
+
+/// MoE-dense stream-K as the prologue sees it: the scheduler's tiles, with
+/// the weights' prefix attached when the host counted experts (weighted()
+/// then says whether the weights apply).
+template <int BT, int BW>
+__device__ StreamK moe_stream_k(const GemmParams& p, const std::int32_t* prefix, std::int32_t units) {
+  const std::int32_t t_blocks = (p.m + BT - 1) / BT, n_blocks = (p.n + BW - 1) / BW;  // as TileScheduler (kOutCols = BW)
+  StreamK sk{std::int64_t(t_blocks) * n_blocks, units, static_cast<std::int32_t>(gridDim.x)};
+  if (p.stream_k_block_experts) {
+    sk.prefix = prefix;
+    sk.blocks = p.stream_k_blocks;
+    sk.tiles_per_block = n_blocks;
   }
+  return sk;
 }
 
 /// Step 2, after the prefix is visible to the CTA: every CTA's share
 /// boundary into the table after it (begins[c], c = 0 .. G), by all threads,
 /// where the weights apply.
-template <int BW>
+template <int BT, int BW>
 __device__ void stream_k_weighted_begins(const GemmParams& p, std::int32_t* prefix, std::int32_t units) {
-  const std::int32_t n_blocks = (p.n + BW - 1) / BW;  // as TileScheduler (MoE-dense: kOutCols = BW)
-  StreamK sk{std::int64_t(p.stream_k_blocks) * n_blocks, units, static_cast<std::int32_t>(gridDim.x), prefix,
-             p.stream_k_blocks, n_blocks};
+  const StreamK sk = moe_stream_k<BT, BW>(p, prefix, units);
   if (!sk.weighted()) return;
   std::int32_t* begins = stream_k_begins_table(prefix);
   for (std::int32_t c = threadIdx.x; c <= sk.ctas; c += blockDim.x) begins[c] = static_cast<std::int32_t>(sk.weighted_begin(c));
@@ -221,15 +226,8 @@ __device__ void stream_k_weighted_begins(const GemmParams& p, std::int32_t* pref
 /// segment table, by one warp (lane i: segment i).
 template <int BT, int BW>
 __device__ void stream_k_segments_into_table(const GemmParams& p, std::int32_t* prefix, std::int32_t units) {
-  const std::int32_t t_blocks = (p.m + BT - 1) / BT, n_blocks = (p.n + BW - 1) / BW;  // as TileScheduler
-  StreamK sk{std::int64_t(t_blocks) * n_blocks, units, static_cast<std::int32_t>(gridDim.x)};
-  if (p.stream_k_block_experts) {
-    StreamK w = sk;
-    w.prefix = prefix;
-    w.blocks = p.stream_k_blocks;
-    w.tiles_per_block = n_blocks;
-    if (w.weighted()) sk.begins = stream_k_begins_table(prefix);
-  }
+  StreamK sk = moe_stream_k<BT, BW>(p, prefix, units);
+  if (sk.weighted()) sk.begins = stream_k_begins_table(prefix);
   StreamKSegmentTable* table = stream_k_segment_table(prefix);
   const int lane = threadIdx.x % 32;
   std::int32_t count = 0;
