@@ -1,158 +1,29 @@
-// GPU quantizers (BF16/FP32 → NVFP4/MXFP4), amax reduction and dequantizer.
+// GPU quantizer dispatch and the FP32-input quantizer, amax reduction and
+// dequantizer: memory-bound streaming kernels. (BF16 input, the common case,
+// goes through the TMA ring of quantize_tma.cu.)
 //
-// Memory-bound streaming kernels. In the quantizer each thread owns whole
-// quantization blocks (16 or 32 elements: 32 to 128 contiguous input bytes),
-// so the block amax and scale are computed once per block, with no shuffles.
-// The loads keep L1 allocation: a warp's first 16-byte load touches half of
-// each 32-byte sector, the next load the other half, which then hits L1.
-//
-// The CPU quantizer applies the literal rules of block_rules.hpp; this one
-// uses the exact fast forms of fast_rules.hpp. Tests hold the two
-// bit-identical.
+// In the FP32 quantizer each thread owns one whole quantization block (16 or
+// 32 elements: 64 or 128 contiguous input bytes), so the block amax and scale
+// are computed once per block, with no shuffles. The loads keep L1
+// allocation: a warp's first 16-byte load touches half of each 32-byte
+// sector, the next load the other half, which then hits L1.
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 
 #include "common/cuda_check.hpp"
 #include "common/device_info.hpp"
 #include "common/fast_divmod.hpp"
-#include "format/block_rules.hpp"
-#include "format/fast_rules.hpp"
 #include "format/format_ops.hpp"
-#include "kernels/sm90/ptx/bit_ops.cuh"
+#include "format/quantize_tma.hpp"
+#include "format/quantize_task.cuh"
 
 namespace fp4moe::detail {
 namespace {
 
 constexpr int kThreads = 256;
 
-/// kElems contiguous input elements, loaded as 16-byte vectors.
-template <class In, int kElems>
-struct InputBlock {
-  static constexpr int kPerVec = 16 / int(sizeof(In));  // 8 BF16 or 4 FP32
-  static constexpr int kVecs = kElems / kPerVec;
-  uint4 raw[kVecs];
-
-  __device__ void load(const In* p) {
-#pragma unroll
-    for (int v = 0; v < kVecs; ++v) raw[v] = __ldg(reinterpret_cast<const uint4*>(p) + v);
-  }
-  /// Max of the |x| bit patterns (see block_rules.hpp) over elements
-  /// [first, first + count).
-  __device__ std::uint32_t amax_bits(int first = 0, int count = kElems) const {
-    std::uint32_t m = 0;
-#pragma unroll
-    for (int v = first / kPerVec; v < (first + count) / kPerVec; ++v) {
-      const std::uint32_t w[4] = {raw[v].x, raw[v].y, raw[v].z, raw[v].w};
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        if constexpr (sizeof(In) == 2) {
-          m = __vmaxu2(m, w[i] & 0x7fff7fffu);  // two |bf16| patterns at once
-        } else {
-          m = max(m, w[i] & 0x7fffffffu);
-        }
-      }
-    }
-    if constexpr (sizeof(In) == 2) m = max(m << 16, m & 0xffff0000u);
-    return m;
-  }
-  /// The sign bits of elements [first, first + 8) (first a multiple of 8) at
-  /// the sign positions of a packed E2M1 word: bit 4i + 3 for element
-  /// first + i. Byte permutes gather the input bytes that hold the signs:
-  /// A (sign-replicated, bit 3 set) for the even elements, B (raw, bit 7)
-  /// for the odd ones; 4 to 6 PRMTs per 8 elements instead of a shift and a
-  /// mask per element.
-  __device__ std::uint32_t sign_nibbles8(int first) const {
-    std::uint32_t a, b;
-    if constexpr (sizeof(In) == 2) {
-      const uint4& r = raw[first / 8];
-      // The high byte of each BF16 holds its sign: byte 1 (even element) and
-      // byte 3 (odd element) of every word. Low half: even elements
-      // sign-replicated; high half: odd elements raw.
-      const std::uint32_t lo = ptx::prmt(r.x, r.y, 0x73D9), hi = ptx::prmt(r.z, r.w, 0x73D9);
-      a = ptx::prmt(lo, hi, 0x5410);
-      b = ptx::prmt(lo, hi, 0x7632);
-    } else {
-      const uint4& p = raw[first / 4];
-      const uint4& q = raw[first / 4 + 1];
-      // One FP32 per word, sign in byte 3.
-      a = ptx::prmt(ptx::prmt(p.x, p.z, 0x00FB), ptx::prmt(q.x, q.z, 0xFB00), 0x7610);
-      b = ptx::prmt(ptx::prmt(p.y, p.w, 0x0073), ptx::prmt(q.y, q.w, 0x7300), 0x7610);
-    }
-    return (a & 0x08080808u) | (b & 0x80808080u);
-  }
-  /// Element i as a float (exact).
-  __device__ float element(int i) const {
-    const uint4& r = raw[i / kPerVec];
-    const int j = i % kPerVec;
-    if constexpr (sizeof(In) == 2) {
-      const std::uint32_t w = (j / 2 == 0) ? r.x : (j / 2 == 1) ? r.y : (j / 2 == 2) ? r.z : r.w;
-      return __uint_as_float(j % 2 ? (w & 0xffff0000u) : (w << 16));
-    } else {
-      return __uint_as_float(j == 0 ? r.x : j == 1 ? r.y : j == 2 ? r.z : r.w);
-    }
-  }
-};
-
-/// The literal NVFP4 scale rule (block_rules.hpp) with the hardware
-/// RN-satfinite converter (cvt.rn.satfinite.e4m3x2.f32) in place of the
-/// software encoder and the division by 6 of fast_rules.hpp. Also says
-/// whether the block's quotients are bounded below 7
-/// (nvfp4_scale_bounds_quotient).
-__device__ __forceinline__ std::uint8_t nvfp4_scale_code_fast(std::uint32_t amax_bits, float g, bool& bounded) {
-  const float u = amax_over_6(__uint_as_float(amax_bits)) * g;
-  const std::uint8_t code =
-      amax_bits >= kNonFiniteBits ? kE4M3NaN : std::uint8_t(__nv_cvt_float_to_fp8(u, __NV_SATFINITE, __NV_E4M3));
-  bounded = nvfp4_scale_bounds_quotient(code, u);
-  return code;
-}
-
-/// Eight codes packed in a word: element first + i in nibble i. `magnitude`
-/// gives the fast encoder's pattern (kRoundBits + code) of one element; the
-/// patterns are summed as they are made (the sum of pack8_magnitude_codes,
-/// one element at a time so few stay live) and the signs are OR-ed in from the input
-/// bytes (the sign of x·g/s is x's: g and s are positive under the
-/// quantizer's contract).
-template <class Task, class Magnitude>
-__device__ __forceinline__ std::uint32_t encode_word(const Task& in, int first, Magnitude magnitude) {
-  std::uint32_t w = magnitude(first) - kPackedRoundBias;
-#pragma unroll
-  for (int i = 1; i < 8; ++i) w += magnitude(first + i) << (4 * i);
-  return w | in.sign_nibbles8(first);
-}
-
-/// Codes of one block, packed 8 per word (kBlock / 8 words). `bounded`
-/// (NVFP4): every quotient of the block is below 7, so the clamp-free
-/// encoder applies; the caller makes it warp-uniform, so a warp never runs
-/// both encoders.
-template <bool kNvfp4, int kBlock, class Task>
-__device__ __forceinline__ void quantize_block(const Task& in, int first, std::uint8_t scale_code, float g, bool bounded,
-                                               const float2* reciprocals, std::uint32_t* words) {
-  if constexpr (kNvfp4) {
-    // y = |x·g| / sf, correctly rounded, from sf's reciprocal pair (for the
-    // codes of a negative g, which the contract excludes, that of |sf|).
-    const float2 r = reciprocals[scale_code & 0x7f];
-    auto quotient = [&](int i) { return div_rn_by_pair(fabsf(in.element(i) * g), ReciprocalPair{r.x, r.y}); };
-    if (bounded) {  // never a zeroed block: its scale is a normal number
-#pragma unroll
-      for (int w = 0; w < kBlock / 8; ++w)
-        words[w] = encode_word(in, first + 8 * w, [&](int i) { return e2m1_magnitude_code_bits_below_7(quotient(i)); });
-    } else {
-      const bool zeroed = nvfp4_block_is_zeroed(scale_code);
-#pragma unroll
-      for (int w = 0; w < kBlock / 8; ++w)
-        words[w] = zeroed ? 0u : encode_word(in, first + 8 * w, [&](int i) { return e2m1_magnitude_code_bits(quotient(i)); });
-    }
-  } else {
-    const float inv = mxfp4_inverse_scale(scale_code);
-    const bool zeroed = scale_code == kUE8M0NaN;
-#pragma unroll
-    for (int w = 0; w < kBlock / 8; ++w)
-      words[w] = zeroed ? 0u : encode_word(in, first + 8 * w, [&](int i) { return e2m1_magnitude_code_bits(fabsf(in.element(i)) * inv); });
-  }
-}
-
-/// Which blocks a thread works on. A task is kPerTask consecutive blocks of
-/// one row (64 input bytes). A warp takes 4 rows × 8 tasks (lane/8 picks the
+/// Which block a thread works on. A task is one quantization block. A warp
+/// takes 4 rows × 8 tasks (lane/8 picks the
 /// row, lane%8 the task), so its loads and stores are 4 contiguous runs. For
 /// the tiled scale layout the 4 rows are 32 apart: rows r, r+32, r+64, r+96
 /// share each 16-byte chunk of a 128x4 tile, so the warp writes whole chunks
@@ -163,7 +34,7 @@ __device__ __forceinline__ void quantize_block(const Task& in, int first, std::u
 /// byte addresses are formed once per task by a widening multiply.
 template <bool kTiled>
 struct TaskMap {
-  std::uint32_t rows, scols, per_task;
+  std::uint32_t rows, scols;
   std::uint32_t band_bytes;   // tiled: scale bytes of one 128-row band
   FastDivmod chunks;          // column chunks (8 tasks each) per row quad
   FastDivmod quads_per_band;  // tiled: row quads per 128-row band, min(32, rows)
@@ -174,7 +45,7 @@ struct TaskMap {
     const std::uint32_t lane = task % 32;
     std::uint32_t quad, chunk, row;
     chunks.divmod(task / 32, quad, chunk);
-    const std::uint32_t col = (chunk * 8 + lane % 8) * per_task;
+    const std::uint32_t col = chunk * 8 + lane % 8;
     block = 0;
     if constexpr (kTiled) {
       std::uint32_t band, r;
@@ -193,13 +64,12 @@ struct TaskMap {
 };
 
 template <bool kTiled>
-TaskMap<kTiled> make_task_map(std::int64_t rows, std::int64_t scols, int per_task, std::uint32_t& n_tasks) {
+TaskMap<kTiled> make_task_map(std::int64_t rows, std::int64_t scols, std::uint32_t& n_tasks) {
   TaskMap<kTiled> m;
   m.rows = static_cast<std::uint32_t>(rows);
   m.scols = static_cast<std::uint32_t>(scols);
-  m.per_task = static_cast<std::uint32_t>(per_task);
   m.band_bytes = static_cast<std::uint32_t>(round_up(scols, 4) * 128);
-  const std::int64_t n_chunks = ceil_div(ceil_div(scols, per_task), 8);
+  const std::int64_t n_chunks = ceil_div(scols, 8);
   m.chunks = FastDivmod(static_cast<std::uint32_t>(n_chunks));
   std::int64_t quads;
   if constexpr (kTiled) {
@@ -213,47 +83,31 @@ TaskMap<kTiled> make_task_map(std::int64_t rows, std::int64_t scols, int per_tas
   return m;
 }
 
-/// Quantization blocks per thread task: 64 input bytes per task.
-template <class In, bool kNvfp4>
-constexpr int blocks_per_task() {
-  constexpr int bytes = (kNvfp4 ? 16 : 32) * int(sizeof(In));
-  return bytes >= 64 ? 1 : 64 / bytes;
-}
-
 template <class In, bool kNvfp4, bool kTiled>
 __global__ void __launch_bounds__(kThreads) quantize_kernel(
     const In* __restrict__ src, std::uint8_t* __restrict__ data, std::uint8_t* __restrict__ scales,
     const float* __restrict__ g_source, bool g_source_is_amax, float* __restrict__ decode_out,
     TaskMap<kTiled> map, std::uint32_t n_tasks, std::int64_t scale_bytes_per_group) {
   constexpr int kBlock = kNvfp4 ? 16 : 32;
-  constexpr int kPerTask = blocks_per_task<In, kNvfp4>();
-  using Task = InputBlock<In, kBlock * kPerTask>;
+  static_assert(blocks_per_task<In, kNvfp4>() == 1, "FP32 input: one block per task (BF16 goes through quantize_tma.cu)");
+  using Task = InputBlock<In, kBlock>;
   const std::int64_t group = blockIdx.y;
   const std::int64_t per_group = std::int64_t(map.rows) * map.scols * kBlock;
   src += group * per_group;
   data += group * per_group / 2;
   scales += group * scale_bytes_per_group;
 
-  // NVFP4: the reciprocal pair of every E4M3 scale magnitude, so a block
-  // reads its divisor with one shared-memory load.
   __shared__ float2 reciprocals[kNvfp4 ? 128 : 1];
   if constexpr (kNvfp4) {
     static_assert(kThreads >= 128);
-    if (threadIdx.x < 128) {
-      const ReciprocalPair p = reciprocal_pair(decode_e4m3(static_cast<std::uint8_t>(threadIdx.x)));
-      reciprocals[threadIdx.x] = make_float2(p.hi, p.lo);
-    }
+    fill_reciprocal_table(reciprocals);
     __syncthreads();
   }
 
-  float g = 1.0f;
-  if constexpr (kNvfp4) {
-    const float s = g_source[group];
-    g = g_source_is_amax ? nvfp4_encode_scale_from_amax(s) : s;
-    // With a caller-given g the decode scale can be written here; in amax mode
-    // g_source *is* the output slot, so a later kernel writes it instead.
-    if (!g_source_is_amax && blockIdx.x == 0 && threadIdx.x == 0) decode_out[group] = 1.0f / g;
-  }
+  const float g = kNvfp4 ? group_encode_scale(g_source, g_source_is_amax, group) : 1.0f;
+  // With a caller-given g the decode scale can be written here; in amax mode
+  // g_source *is* the output slot, so a later kernel writes it instead.
+  if (kNvfp4 && !g_source_is_amax && blockIdx.x == 0 && threadIdx.x == 0) decode_out[group] = 1.0f / g;
 
   struct Step {
     Task in;
@@ -262,43 +116,12 @@ __global__ void __launch_bounds__(kThreads) quantize_kernel(
   };
   auto fetch = [&](std::uint32_t t, Step& st) {
     st.valid = t < n_tasks && map.locate(t, st.block, st.scale_at);
-    // scols is a multiple of kPerTask whenever kPerTask > 1 (K % 32 == 0).
     if (st.valid) st.in.load(src + std::uint64_t(st.block) * kBlock);
   };
-
   auto process = [&](const Step& cur) {
     if (!cur.valid) return;
-    std::uint32_t words[kPerTask * kBlock / 8];
-    std::uint8_t codes[kPerTask];
-    bool bounded = true;
-#pragma unroll
-    for (int k = 0; k < kPerTask; ++k) {
-      const std::uint32_t amax = cur.in.amax_bits(k * kBlock, kBlock);
-      bool b = false;
-      codes[k] = kNvfp4 ? nvfp4_scale_code_fast(amax, g, b) : mxfp4_scale_code(amax);
-      bounded = bounded && b;
-    }
-    // The clamp-free NVFP4 encoder only where the whole warp can use it.
-    if constexpr (kNvfp4) bounded = __all_sync(__activemask(), bounded);
-#pragma unroll
-    for (int k = 0; k < kPerTask; ++k)
-      quantize_block<kNvfp4, kBlock>(cur.in, k * kBlock, codes[k], g, bounded, reciprocals, words + k * (kBlock / 8));
-    std::uint8_t* out_bytes = data + std::uint64_t(cur.block) * (kBlock / 2);
-    if constexpr (kPerTask * kBlock == 16) {
-      *reinterpret_cast<uint2*>(out_bytes) = make_uint2(words[0], words[1]);
-    } else {
-      uint4* out = reinterpret_cast<uint4*>(out_bytes);
-#pragma unroll
-      for (int w = 0; w < kPerTask * kBlock / 8; w += 4) out[w / 4] = make_uint4(words[w], words[w + 1], words[w + 2], words[w + 3]);
-    }
-    if constexpr (kPerTask == 2) {
-      // col is even, so the two codes are adjacent in both layouts (same
-      // 4-column group of a 128x4 tile): one 2-byte store.
-      *reinterpret_cast<std::uint16_t*>(scales + cur.scale_at) = std::uint16_t(codes[0] | (codes[1] << 8));
-    } else {
-      static_assert(kPerTask == 1);
-      scales[cur.scale_at] = codes[0];
-    }
+    quantize_task<In, kNvfp4>(cur.in, 1, g, reciprocals, data + std::uint64_t(cur.block) * (kBlock / 2),
+                              scales + cur.scale_at);
   };
 
   // Two task buffers in turn: the next task's loads are in flight while this
@@ -445,7 +268,7 @@ template <class In, bool kNvfp4, bool kTiled>
 void launch_quantize_t(const MatrixView& src, const Fp4Tensor& dst, const float* g_source,
                        bool g_source_is_amax, cudaStream_t stream) {
   std::uint32_t n_tasks = 0;
-  const TaskMap<kTiled> map = make_task_map<kTiled>(dst.rows, dst.scale_cols(), blocks_per_task<In, kNvfp4>(), n_tasks);
+  const TaskMap<kTiled> map = make_task_map<kTiled>(dst.rows, dst.scale_cols(), n_tasks);
   const dim3 grid(streaming_blocks(ceil_div(n_tasks, 2)), static_cast<unsigned>(dst.groups));
   quantize_kernel<In, kNvfp4, kTiled><<<grid, kThreads, 0, stream>>>(
       static_cast<const In*>(src.data), static_cast<std::uint8_t*>(dst.data),
@@ -469,7 +292,7 @@ void launch_quantize_in(const MatrixView& src, const Fp4Tensor& dst, const float
 void launch_quantize(const MatrixView& src, const Fp4Tensor& dst, const float* g_source,
                      bool g_source_is_amax, cudaStream_t stream) {
   if (src.dtype == DType::kBF16) {
-    launch_quantize_in<__nv_bfloat16>(src, dst, g_source, g_source_is_amax, stream);
+    launch_quantize_bf16_tma(src, dst, g_source, g_source_is_amax, stream);
   } else {
     launch_quantize_in<float>(src, dst, g_source, g_source_is_amax, stream);
   }

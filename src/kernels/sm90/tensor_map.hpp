@@ -1,5 +1,6 @@
-// Host helper: TMA descriptors for FP4 operands, encoded through the driver
-// entry point (no link-time dependency on libcuda).
+// Host helpers: TMA descriptors for FP4 operands and for the quantizer's BF16
+// input, encoded through the driver entry point (no link-time dependency on
+// libcuda).
 #pragma once
 
 #include <cuda.h>
@@ -12,5 +13,11 @@ namespace fp4moe::kernels {
 /// box_rows], with the swizzle that matches the box row size (32/64/128 B).
 /// Rows past the end and bytes past k/2 read as zero.
 CUtensorMap make_fp4_tensor_map(const void* data, std::int64_t rows, std::int64_t k, int box_rows, int box_k);
+
+/// 3-D map of a contiguous BF16 stack [groups, rows, cols], box [1, box_rows,
+/// 64 columns] (128-byte box rows, 128-byte swizzle). Coordinates are (column,
+/// row, group); rows and columns past the end of a group read as zero.
+CUtensorMap make_bf16_rows_tensor_map(const void* data, std::int64_t groups, std::int64_t rows, std::int64_t cols,
+                                      int box_rows);
 
 }  // namespace fp4moe::kernels

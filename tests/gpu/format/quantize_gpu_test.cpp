@@ -3,6 +3,7 @@
 // before each launch).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -47,8 +48,12 @@ TEST_P(QuantizeGpu, BitIdenticalToCpu) {
   FP4MOE_REQUIRE_GPU();
   const auto [format, in_dtype, layout, given_scale] = GetParam();
   test::Rng rng;
-  const Shape shapes[] = {{1, 32, 1}, {7, 64, 1}, {129, 2112, 1}, {37, 512, 3}, {1000, 7168, 1}};
+  // Ragged rows and columns for every tile shape of both kernels; NVFP4 also
+  // takes cols ≡ 16 (mod 32), where a row ends inside a 64-byte task.
+  const Shape shapes[] = {{1, 32, 1},  {7, 64, 1},     {129, 2112, 1}, {37, 512, 3},  {1000, 7168, 1},
+                          {300, 96, 2}, {1, 16, 1},     {3, 48, 2},     {130, 4112, 2}, {33, 272, 1}};
   for (const Shape& s : shapes) {
+    if (s.cols % block_size(format) != 0) continue;
     for (Content content : {Content::kSpread, Content::kTies, Content::kSpecials}) {
       SCOPED_TRACE(testing::Message() << s.rows << "x" << s.cols << "x" << s.groups << " content " << int(content));
       const std::int64_t n = s.rows * s.cols * s.groups;
@@ -83,6 +88,52 @@ TEST_P(QuantizeGpu, BitIdenticalToCpu) {
         ASSERT_EQ(float_to_bits(got.global[i]), float_to_bits(want.global[i])) << i;
     }
   }
+}
+
+// Nothing outside the tensor is written, in particular where a row ends
+// inside a thread's 64-byte task (NVFP4, cols ≡ 16 mod 32) on the last row.
+TEST(QuantizeGpuBounds, WritesNothingPastTheTensor) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  constexpr std::size_t kGuard = 4096;
+  for (Fp4Format f : {Fp4Format::kNVFP4, Fp4Format::kMXFP4})
+    for (ScaleLayout l : {ScaleLayout::kRowMajor, ScaleLayout::kTiled128x4})
+      for (DType t : {DType::kBF16, DType::kFP32}) {
+        const std::int64_t rows = 5, cols = f == Fp4Format::kNVFP4 ? 48 : 96, groups = 2;
+        SCOPED_TRACE(testing::Message() << format_name(f) << " " << scale_layout_name(l) << " " << dtype_name(t));
+        HostFp4 want(f, l, rows, cols, groups);
+        const std::vector<float> x = test::random_matrix(rng, rows * groups, cols);
+        std::vector<float> seen = x;
+        const std::vector<std::uint16_t> xb = test::to_bf16(x);
+        if (t == DType::kBF16)
+          for (std::size_t i = 0; i < x.size(); ++i) seen[i] = bf16_bits_to_float(xb[i]);
+        const std::vector<float> g(2, 700.0f);
+        cpu::quantize(MatrixView{seen.data(), DType::kFP32, rows, cols, 0, 1, groups}, want.t,
+                      f == Fp4Format::kNVFP4 ? g.data() : nullptr);
+
+        DeviceBuffer<std::uint8_t> din(x.size() * static_cast<std::size_t>(dtype_size(t)));
+        ASSERT_EQ(cudaMemcpy(din.get(), t == DType::kBF16 ? static_cast<const void*>(xb.data()) : x.data(), din.size(),
+                             cudaMemcpyHostToDevice), cudaSuccess);
+        DeviceBuffer<float> dg(2), global(2);
+        dg.upload(g);
+        DeviceBuffer<std::uint8_t> data(want.data.size() + kGuard), scales(want.scales.size() + kGuard);
+        data.fill_bytes(0xa5);
+        scales.fill_bytes(0xa5);
+        Fp4Tensor out = want.t;
+        out.data = data.get();
+        out.scales = scales.get();
+        out.global_scale = f == Fp4Format::kNVFP4 ? global.get() : nullptr;
+        quantize(MatrixView{din.get(), t, rows, cols, 0, 1, groups}, out, nullptr,
+                 f == Fp4Format::kNVFP4 ? dg.get() : nullptr);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        const std::vector<std::uint8_t> got_data = data.download(), got_scales = scales.download();
+        EXPECT_TRUE(std::equal(want.data.begin(), want.data.end(), got_data.begin()));
+        EXPECT_TRUE(std::equal(want.scales.begin(), want.scales.end(), got_scales.begin()));
+        EXPECT_TRUE(std::all_of(got_data.begin() + static_cast<std::ptrdiff_t>(want.data.size()), got_data.end(),
+                                [](std::uint8_t b) { return b == 0xa5; }));
+        EXPECT_TRUE(std::all_of(got_scales.begin() + static_cast<std::ptrdiff_t>(want.scales.size()), got_scales.end(),
+                                [](std::uint8_t b) { return b == 0xa5; }));
+      }
 }
 
 std::string quantize_case_name(const ::testing::TestParamInfo<QuantizeGpu::ParamType>& info) {

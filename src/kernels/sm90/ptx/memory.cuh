@@ -57,6 +57,15 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const void* tensor_map, s
       "l"(tensor_map), "r"(x), "r"(y), "r"(smem_addr(bar))
       : "memory");
 }
+/// 3-D TMA tile load into shared memory, completing on `bar`.
+__device__ __forceinline__ void tma_load_3d(void* dst, const void* tensor_map, std::int32_t x, std::int32_t y,
+                                            std::int32_t z, std::uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
+          smem_addr(dst)),
+      "l"(tensor_map), "r"(x), "r"(y), "r"(z), "r"(smem_addr(bar))
+      : "memory");
+}
 /// Contiguous bulk copy global → shared (bytes multiple of 16, 16-aligned).
 __device__ __forceinline__ void bulk_load(void* dst, const void* src, std::uint32_t bytes, std::uint64_t* bar) {
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(

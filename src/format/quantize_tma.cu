@@ -1,0 +1,216 @@
+// BF16 → NVFP4 / MXFP4 through a ring of shared-memory stages filled by TMA.
+//
+// Why a ring: the register-streaming quantizer (the FP32 path of
+// quantize_gpu.cu) kept its bytes in flight in registers, one 64-byte task
+// ahead per thread, and on an H200 its warps waited on global loads with too
+// few instructions between them (ncu: DRAM 75% of peak, issue slots 68%;
+// docs/PERF.md, stop 12). Here one producer thread keeps up to kStages tiles
+// of 16 KB in flight per CTA with tensor-map copies, which cost the
+// converting warps no registers; they read their 64 bytes from shared memory,
+// release the stage at once, and convert while later tiles stream in.
+//
+// Geometry. A stage (one tile) is four TMA boxes of 32 rows × 64 BF16
+// columns: 128-byte box rows, written with the 128-byte swizzle. Tiled scale
+// layout: the boxes are rows +0, +32, +64, +96 of a 64-column strip, so an
+// NVFP4 tile is exactly one 128x4 scale tile. Row-major scales: the boxes are
+// columns +0, +64, +128, +192 of 32 rows.
+//
+// A team of 256 threads takes a stage, one 64-byte task (32 elements: two
+// NVFP4 blocks or one MXFP4 block) per thread: warp w, lane l owns box
+// q = l / 8, box row 4w + (l % 8) / 2, columns 32h .. 32h + 31 for h = l % 2.
+// So each quarter-warp reads 4 consecutive box rows × 2 halves, whose 16-byte
+// chunks fall in 8 different bank groups under the swizzle (no bank
+// conflicts), and a warp's scale stores are whole 16-byte pieces for NVFP4:
+// rows r, r+32, r+64, r+96 of a 128x4 tile (tiled) or 16 consecutive bytes of
+// a row (row-major). kTeams teams take the stages in turn.
+#include <cuda.h>
+#include <cuda_bf16.h>
+
+#include <algorithm>
+
+#include "common/cuda_check.hpp"
+#include "common/device_info.hpp"
+#include "common/fast_divmod.hpp"
+#include "format/quantize_task.cuh"
+#include "format/quantize_tma.hpp"
+#include "fp4moe/error.hpp"
+#include "kernels/sm90/tensor_map.hpp"
+
+namespace fp4moe::detail {
+namespace {
+
+constexpr int kBoxRows = 32, kBoxCols = 64, kBoxes = 4;
+constexpr int kBoxBytes = kBoxRows * kBoxCols * 2;  // 4 KB
+constexpr int kStageBytes = kBoxes * kBoxBytes;     // 16 KB
+constexpr int kTeamThreads = kBoxes * kBoxRows * 2;  // one task per thread per stage
+static_assert(kTeamThreads == 256);
+
+#ifndef FP4MOE_QTMA_TEAMS
+#define FP4MOE_QTMA_TEAMS 2
+#endif
+#ifndef FP4MOE_QTMA_STAGES
+#define FP4MOE_QTMA_STAGES 8
+#endif
+constexpr int kTeams = FP4MOE_QTMA_TEAMS;
+constexpr int kStages = FP4MOE_QTMA_STAGES;
+static_assert(kStages % kTeams == 0, "a ring slot always belongs to the same team");
+constexpr int kThreads = kTeams * kTeamThreads + 32;  // + the producer warp
+constexpr int kSmemBytes = kStages * kStageBytes + 1024;  // + alignment slack for the swizzle
+
+/// Tiles in the order the CTAs take them: columns fastest, then rows, then
+/// groups, so the CTAs of one wave stream neighbouring columns of the same
+/// rows.
+template <bool kTiled>
+struct TileOrder {
+  static constexpr std::uint32_t kRows = kTiled ? kBoxes * kBoxRows : kBoxRows;
+  static constexpr std::uint32_t kCols = kTiled ? kBoxCols : kBoxes * kBoxCols;
+  FastDivmod col_tiles, row_tiles;
+  std::uint32_t n_tiles;
+
+  __device__ void locate(std::uint32_t tile, std::uint32_t& group, std::uint32_t& row0, std::uint32_t& col0) const {
+    std::uint32_t rest, ct, rt;
+    col_tiles.divmod(tile, rest, ct);
+    row_tiles.divmod(rest, group, rt);
+    row0 = rt * kRows;
+    col0 = ct * kCols;
+  }
+  /// Where box q of a tile starts, relative to the tile.
+  __device__ static std::uint32_t box_row(int q) { return kTiled ? q * kBoxRows : 0; }
+  __device__ static std::uint32_t box_col(int q) { return kTiled ? 0 : q * kBoxCols; }
+};
+
+struct MatrixShape {
+  std::uint32_t rows, cols, scols;
+  std::uint64_t band_bytes;       // tiled: scale bytes of one 128-row band
+  std::uint64_t scale_group_bytes;
+};
+
+template <bool kNvfp4, bool kTiled>
+__global__ void __launch_bounds__(kThreads, 1) quantize_tma_kernel(
+    const __grid_constant__ CUtensorMap src_map, std::uint8_t* __restrict__ data, std::uint8_t* __restrict__ scales,
+    const float* __restrict__ g_source, bool g_source_is_amax, float* __restrict__ decode_out, std::uint32_t groups,
+    TileOrder<kTiled> order, MatrixShape shape) {
+  using In = __nv_bfloat16;
+  constexpr int kBlock = kNvfp4 ? 16 : 32;
+  constexpr int kPerTask = blocks_per_task<In, kNvfp4>();
+  using Task = InputBlock<In, 32>;
+
+  extern __shared__ std::uint8_t smem_raw[];
+  // The 128-byte swizzle repeats every 1024 bytes and TMA applies it from
+  // address bits, so each box must start 1024-aligned.
+  std::uint8_t* ring = reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t(1023));
+  __shared__ std::uint64_t full[kStages], empty[kStages];
+  __shared__ float2 reciprocals[kNvfp4 ? 128 : 1];
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  constexpr int kProducerWarp = kTeams * kTeamThreads / 32;
+  if (warp == kProducerWarp && lane == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      ptx::mbar_init(&full[s], 1);
+      ptx::mbar_init(&empty[s], kTeamThreads);
+    }
+    ptx::fence_mbarrier_init();
+  }
+  if constexpr (kNvfp4) fill_reciprocal_table(reciprocals);
+  __syncthreads();
+
+  if (warp == kProducerWarp) {
+    if (lane != 0) return;
+    ptx::prefetch_tensor_map(&src_map);
+    for (std::uint32_t k = 0;; ++k) {
+      const std::uint32_t tile = blockIdx.x + k * gridDim.x;
+      if (tile >= order.n_tiles) break;
+      const std::uint32_t slot = k % kStages;
+      if (k >= kStages) ptx::mbar_wait(&empty[slot], (k / kStages - 1) & 1);
+      ptx::mbar_arrive_expect_tx(&full[slot], kStageBytes);  // boxes past the matrix arrive zero-filled, in full
+      std::uint32_t group, row0, col0;
+      order.locate(tile, group, row0, col0);
+#pragma unroll
+      for (int q = 0; q < kBoxes; ++q)
+        ptx::tma_load_3d(ring + slot * kStageBytes + q * kBoxBytes, &src_map, int(col0 + order.box_col(q)),
+                         int(row0 + order.box_row(q)), int(group), &full[slot]);
+    }
+    return;
+  }
+
+  // With a caller-given g the decode scales can be written now; in amax mode
+  // g_source *is* the output slot, so a later kernel writes them instead.
+  if (kNvfp4 && !g_source_is_amax && blockIdx.x == 0)
+    for (std::uint32_t g = threadIdx.x; g < groups; g += kTeams * kTeamThreads) decode_out[g] = 1.0f / g_source[g];
+
+  const int team = warp / 8, w = warp % 8;
+  const int q = lane / 8, box_row = 4 * w + (lane % 8) / 2, half = lane % 2;
+  const std::uint32_t task_smem = ptx::smem_addr(ring) + q * kBoxBytes + box_row * 128;
+  for (std::uint32_t k = team;; k += kTeams) {
+    const std::uint32_t tile = blockIdx.x + k * gridDim.x;
+    if (tile >= order.n_tiles) break;
+    const std::uint32_t slot = k % kStages;
+    ptx::mbar_wait(&full[slot], (k / kStages) & 1);
+    Task in;
+    in.load_swizzled(task_smem + slot * kStageBytes, box_row, 4 * half);
+    ptx::mbar_arrive(&empty[slot]);  // the task is in registers: the slot can refill
+
+    std::uint32_t group, row0, col0;
+    order.locate(tile, group, row0, col0);
+    const std::uint32_t row = row0 + order.box_row(q) + box_row, col = col0 + order.box_col(q) + 32 * half;
+    if (row >= shape.rows || col >= shape.cols) continue;
+    // NVFP4 with cols ≡ 16 (mod 32): the last task of a row has one block.
+    const int valid = kPerTask == 2 && col + 16 >= shape.cols ? 1 : kPerTask;
+    const float g = kNvfp4 ? group_encode_scale(g_source, g_source_is_amax, group) : 1.0f;
+    const std::uint32_t scol = col / kBlock;
+    const std::uint64_t data_at = ((std::uint64_t(group) * shape.rows + row) * shape.cols + col) / 2;
+    std::uint64_t scale_at = group * shape.scale_group_bytes;
+    if constexpr (kTiled) {
+      scale_at += (row / 128) * shape.band_bytes + (scol / 4) * 512 + (row % 32) * 16 + ((row % 128) / 32) * 4 + scol % 4;
+    } else {
+      scale_at += std::uint64_t(row) * shape.scols + scol;
+    }
+    quantize_task<In, kNvfp4>(in, valid, g, reciprocals, data + data_at, scales + scale_at);
+  }
+}
+
+template <bool kNvfp4, bool kTiled>
+void launch_t(const MatrixView& src, const Fp4Tensor& dst, const float* g_source, bool g_source_is_amax,
+              cudaStream_t stream) {
+  using Order = TileOrder<kTiled>;
+  const std::int64_t col_tiles = ceil_div(dst.cols, std::int64_t(Order::kCols));
+  const std::int64_t row_tiles = ceil_div(dst.rows, std::int64_t(Order::kRows));
+  const std::int64_t n_tiles = col_tiles * row_tiles * dst.groups;
+  // Validation bounds rows·cols per group; this bounds the stack (2^31 tiles
+  // of 8192 elements would be 32 TiB of input).
+  if (n_tiles >= (std::int64_t(1) << 31)) throw Error("quantize: input too large for 32-bit tile indices");
+  Order order;
+  order.col_tiles = FastDivmod(static_cast<std::uint32_t>(col_tiles));
+  order.row_tiles = FastDivmod(static_cast<std::uint32_t>(row_tiles));
+  order.n_tiles = static_cast<std::uint32_t>(n_tiles);
+  MatrixShape shape;
+  shape.rows = static_cast<std::uint32_t>(dst.rows);
+  shape.cols = static_cast<std::uint32_t>(dst.cols);
+  shape.scols = static_cast<std::uint32_t>(dst.scale_cols());
+  shape.band_bytes = static_cast<std::uint64_t>(round_up(dst.scale_cols(), 4) * 128);
+  shape.scale_group_bytes = static_cast<std::uint64_t>(dst.scale_bytes_per_group());
+
+  const CUtensorMap map = kernels::make_bf16_rows_tensor_map(src.data, src.groups, src.rows, src.cols, kBoxRows);
+  const auto kernel = quantize_tma_kernel<kNvfp4, kTiled>;
+  FP4MOE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+  int per_sm = 1;
+  FP4MOE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, kSmemBytes));
+  const std::int64_t grid = std::min<std::int64_t>(n_tiles, std::int64_t(current_device_sm_count()) * std::max(per_sm, 1));
+  kernel<<<static_cast<unsigned>(grid), kThreads, kSmemBytes, stream>>>(
+      map, static_cast<std::uint8_t*>(dst.data), static_cast<std::uint8_t*>(dst.scales), g_source, g_source_is_amax,
+      dst.global_scale, static_cast<std::uint32_t>(dst.groups), order, shape);
+  FP4MOE_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void launch_quantize_bf16_tma(const MatrixView& src, const Fp4Tensor& dst, const float* g_source,
+                              bool g_source_is_amax, cudaStream_t stream) {
+  const bool nv = dst.format == Fp4Format::kNVFP4, tiled = dst.scale_layout == ScaleLayout::kTiled128x4;
+  if (nv && tiled) launch_t<true, true>(src, dst, g_source, g_source_is_amax, stream);
+  if (nv && !tiled) launch_t<true, false>(src, dst, g_source, g_source_is_amax, stream);
+  if (!nv && tiled) launch_t<false, true>(src, dst, g_source, g_source_is_amax, stream);
+  if (!nv && !tiled) launch_t<false, false>(src, dst, g_source, g_source_is_amax, stream);
+}
+
+}  // namespace fp4moe::detail
