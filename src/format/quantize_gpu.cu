@@ -120,7 +120,7 @@ __global__ void __launch_bounds__(kThreads) quantize_kernel(
   };
   auto process = [&](const Step& cur) {
     if (!cur.valid) return;
-    quantize_task<In, kNvfp4>(cur.in, 1, g, reciprocals, data + std::uint64_t(cur.block) * (kBlock / 2),
+    quantize_task<In, kNvfp4>(cur.in, 1, false, g, reciprocals, data + std::uint64_t(cur.block) * (kBlock / 2),
                               scales + cur.scale_at);
   };
 

@@ -178,14 +178,16 @@ __device__ __forceinline__ float group_encode_scale(const float* g_source, bool 
 }
 
 /// Quantizes a task's blocks and stores the first `valid_blocks` of them:
-/// codes at `out` (8 or 16 bytes), scale bytes at `scale_out` (adjacent in
-/// both layouts: a task starts at an even block column, and both of its
-/// columns lie in one 4-column group of a 128x4 tile). Every active thread
-/// of the warp must call it together: the NVFP4 encoder is chosen by a warp
-/// vote.
+/// codes at `out`, scale bytes at `scale_out` (adjacent in both layouts: a
+/// task starts at an even block column, and both of its columns lie in one
+/// 4-column group of a 128x4 tile). `narrow_rows`: the rows hold an odd
+/// number of 16-element blocks (NVFP4, cols ≡ 16 mod 32), so a two-block
+/// task's codes are only 8-byte aligned and its row-major scales may sit at
+/// an odd address; it is stored block by block. Every active thread of the
+/// warp must call this together: the NVFP4 encoder is chosen by a warp vote.
 template <class In, bool kNvfp4, class Task>
-__device__ __forceinline__ void quantize_task(const Task& in, int valid_blocks, float g, const float2* reciprocals,
-                                              std::uint8_t* out, std::uint8_t* scale_out) {
+__device__ __forceinline__ void quantize_task(const Task& in, int valid_blocks, bool narrow_rows, float g,
+                                              const float2* reciprocals, std::uint8_t* out, std::uint8_t* scale_out) {
   constexpr int kBlock = kNvfp4 ? 16 : 32;
   constexpr int kPerTask = blocks_per_task<In, kNvfp4>();
   static_assert(Task::kElems == kBlock * kPerTask);
@@ -207,19 +209,24 @@ __device__ __forceinline__ void quantize_task(const Task& in, int valid_blocks, 
   if constexpr (kPerTask * kBlock == 16) {
     *reinterpret_cast<uint2*>(out) = make_uint2(words[0], words[1]);
     *scale_out = codes[0];
-  } else if (kPerTask == 1 || valid_blocks == kPerTask) {
+  } else if constexpr (kPerTask == 1) {
     uint4* o = reinterpret_cast<uint4*>(out);
 #pragma unroll
-    for (int w = 0; w < kPerTask * kBlock / 8; w += 4) o[w / 4] = make_uint4(words[w], words[w + 1], words[w + 2], words[w + 3]);
-    if constexpr (kPerTask == 2) {
+    for (int w = 0; w < kBlock / 8; w += 4) o[w / 4] = make_uint4(words[w], words[w + 1], words[w + 2], words[w + 3]);
+    *scale_out = codes[0];
+  } else {
+    static_assert(kPerTask == 2 && kBlock == 16, "two-block tasks are NVFP4 BF16");
+    if (!narrow_rows) {
+      *reinterpret_cast<uint4*>(out) = make_uint4(words[0], words[1], words[2], words[3]);
       *reinterpret_cast<std::uint16_t*>(scale_out) = std::uint16_t(codes[0] | (codes[1] << 8));
     } else {
-      *scale_out = codes[0];
+      *reinterpret_cast<uint2*>(out) = make_uint2(words[0], words[1]);
+      scale_out[0] = codes[0];
+      if (valid_blocks == 2) {
+        *reinterpret_cast<uint2*>(out + 8) = make_uint2(words[2], words[3]);
+        scale_out[1] = codes[1];
+      }
     }
-  } else {
-    static_assert(kPerTask == 1 || kPerTask * kBlock == 32, "a partial task is one 16-element NVFP4 block");
-    *reinterpret_cast<uint2*>(out) = make_uint2(words[0], words[1]);
-    *scale_out = codes[0];
   }
 }
 

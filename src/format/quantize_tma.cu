@@ -81,6 +81,7 @@ struct TileOrder {
 
 struct MatrixShape {
   std::uint32_t rows, cols, scols;
+  bool narrow_rows;               // an odd number of blocks per row (see quantize_task)
   std::uint64_t band_bytes;       // tiled: scale bytes of one 128-row band
   std::uint64_t scale_group_bytes;
 };
@@ -165,7 +166,7 @@ __global__ void __launch_bounds__(kThreads, 1) quantize_tma_kernel(
     } else {
       scale_at += std::uint64_t(row) * shape.scols + scol;
     }
-    quantize_task<In, kNvfp4>(in, valid, g, reciprocals, data + data_at, scales + scale_at);
+    quantize_task<In, kNvfp4>(in, valid, shape.narrow_rows, g, reciprocals, data + data_at, scales + scale_at);
   }
 }
 
@@ -187,6 +188,7 @@ void launch_t(const MatrixView& src, const Fp4Tensor& dst, const float* g_source
   shape.rows = static_cast<std::uint32_t>(dst.rows);
   shape.cols = static_cast<std::uint32_t>(dst.cols);
   shape.scols = static_cast<std::uint32_t>(dst.scale_cols());
+  shape.narrow_rows = dst.scale_cols() % 2 != 0;
   shape.band_bytes = static_cast<std::uint64_t>(round_up(dst.scale_cols(), 4) * 128);
   shape.scale_group_bytes = static_cast<std::uint64_t>(dst.scale_bytes_per_group());
 
