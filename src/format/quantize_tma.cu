@@ -139,6 +139,9 @@ __global__ void __launch_bounds__(kThreads, 1) quantize_tma_kernel(
   if (kNvfp4 && !g_source_is_amax && blockIdx.x == 0)
     for (std::uint32_t g = threadIdx.x; g < groups; g += kTeams * kTeamThreads) decode_out[g] = 1.0f / g_source[g];
 
+  // g changes only with the group: it is looked up again only then.
+  std::uint32_t g_group = ~0u;
+  float g = 1.0f;
   const int team = warp / 8, w = warp % 8;
   const int q = lane / 8, box_row = 4 * w + (lane % 8) / 2, half = lane % 2;
   const std::uint32_t task_smem = ptx::smem_addr(ring) + q * kBoxBytes + box_row * 128;
@@ -157,7 +160,10 @@ __global__ void __launch_bounds__(kThreads, 1) quantize_tma_kernel(
     if (row >= shape.rows || col >= shape.cols) continue;
     // NVFP4 with cols ≡ 16 (mod 32): the last task of a row has one block.
     const int valid = kPerTask == 2 && col + 16 >= shape.cols ? 1 : kPerTask;
-    const float g = kNvfp4 ? group_encode_scale(g_source, g_source_is_amax, group) : 1.0f;
+    if (kNvfp4 && group != g_group) {
+      g = group_encode_scale(g_source, g_source_is_amax, group);
+      g_group = group;
+    }
     const std::uint32_t scol = col / kBlock;
     const std::uint64_t data_at = ((std::uint64_t(group) * shape.rows + row) * shape.cols + col) / 2;
     std::uint64_t scale_at = group * shape.scale_group_bytes;

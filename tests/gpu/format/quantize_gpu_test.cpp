@@ -34,8 +34,10 @@ std::vector<float> make_input(test::Rng& rng, std::int64_t rows, std::int64_t co
       const std::size_t at = static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(x.size()) - 1));
       x[at] = n % 3 == 0 ? nan : (n % 3 == 1 ? inf : -inf);
     }
-    const std::size_t z = static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(x.size()) / 32 - 1)) * 32;
-    std::fill(x.begin() + static_cast<std::ptrdiff_t>(z), x.begin() + static_cast<std::ptrdiff_t>(z + 32), 0.0f);
+    // One zero block (32 elements, or 16 where the input is that small).
+    const std::size_t span = x.size() >= 32 ? 32 : 16;
+    const std::size_t z = static_cast<std::size_t>(rng.integer(0, static_cast<std::int64_t>(x.size() / span) - 1)) * span;
+    std::fill(x.begin() + static_cast<std::ptrdiff_t>(z), x.begin() + static_cast<std::ptrdiff_t>(z + span), 0.0f);
   }
   return x;
 }
