@@ -22,7 +22,7 @@
 // chunks fall in 8 different bank groups under the swizzle (no bank
 // conflicts), and a warp's scale stores are whole 16-byte pieces for NVFP4:
 // rows r, r+32, r+64, r+96 of a 128x4 tile (tiled) or 16 consecutive bytes of
-// a row (row-major). kTeams teams take the stages in turn.
+// a row (row-major). The teams of a CTA take the stages in turn.
 #include <cuda.h>
 #include <cuda_bf16.h>
 
@@ -45,17 +45,18 @@ constexpr int kStageBytes = kBoxes * kBoxBytes;     // 16 KB
 constexpr int kTeamThreads = kBoxes * kBoxRows * 2;  // one task per thread per stage
 static_assert(kTeamThreads == 256);
 
-#ifndef FP4MOE_QTMA_TEAMS
-#define FP4MOE_QTMA_TEAMS 2
-#endif
-#ifndef FP4MOE_QTMA_STAGES
-#define FP4MOE_QTMA_STAGES 8
-#endif
-constexpr int kTeams = FP4MOE_QTMA_TEAMS;
-constexpr int kStages = FP4MOE_QTMA_STAGES;
-static_assert(kStages % kTeams == 0, "a ring slot always belongs to the same team");
-constexpr int kThreads = kTeams * kTeamThreads + 32;  // + the producer warp
-constexpr int kSmemBytes = kStages * kStageBytes + 1024;  // + alignment slack for the swizzle
+/// Teams and ring stages per CTA (one CTA per SM). NVFP4 spends about 1.5x
+/// MXFP4's instructions per byte and gains from a third team (24 converting
+/// warps: +1-3% of copy bandwidth on an H200); MXFP4 loses 5% with it, and
+/// with 12 stages instead of 8 (docs/PERF.md, stop 14).
+template <bool kNvfp4>
+struct Ring {
+  static constexpr int kTeams = kNvfp4 ? 3 : 2;
+  static constexpr int kStages = kNvfp4 ? 12 : 8;
+  static_assert(kStages % kTeams == 0, "a ring slot always belongs to the same team");
+  static constexpr int kThreads = kTeams * kTeamThreads + 32;  // + the producer warp
+  static constexpr int kSmemBytes = kStages * kStageBytes + 1024;  // + alignment slack for the swizzle
+};
 
 /// Tiles in the order the CTAs take them: columns fastest, then rows, then
 /// groups, so the CTAs of one wave stream neighbouring columns of the same
@@ -87,7 +88,7 @@ struct MatrixShape {
 };
 
 template <bool kNvfp4, bool kTiled>
-__global__ void __launch_bounds__(kThreads, 1) quantize_tma_kernel(
+__global__ void __launch_bounds__(Ring<kNvfp4>::kThreads, 1) quantize_tma_kernel(
     const __grid_constant__ CUtensorMap src_map, std::uint8_t* __restrict__ data, std::uint8_t* __restrict__ scales,
     const float* __restrict__ g_source, bool g_source_is_amax, float* __restrict__ decode_out, std::uint32_t groups,
     TileOrder<kTiled> order, MatrixShape shape) {
@@ -95,6 +96,7 @@ __global__ void __launch_bounds__(kThreads, 1) quantize_tma_kernel(
   constexpr int kBlock = kNvfp4 ? 16 : 32;
   constexpr int kPerTask = blocks_per_task<In, kNvfp4>();
   using Task = InputBlock<In, 32>;
+  constexpr int kTeams = Ring<kNvfp4>::kTeams, kStages = Ring<kNvfp4>::kStages;
 
   extern __shared__ std::uint8_t smem_raw[];
   // The 128-byte swizzle repeats every 1024 bytes and TMA applies it from
@@ -200,6 +202,7 @@ void launch_t(const MatrixView& src, const Fp4Tensor& dst, const float* g_source
 
   const CUtensorMap map = kernels::make_bf16_rows_tensor_map(src.data, src.groups, src.rows, src.cols, kBoxRows);
   const auto kernel = quantize_tma_kernel<kNvfp4, kTiled>;
+  constexpr int kThreads = Ring<kNvfp4>::kThreads, kSmemBytes = Ring<kNvfp4>::kSmemBytes;
   FP4MOE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
   int per_sm = 1;
   FP4MOE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, kSmemBytes));
