@@ -1,10 +1,10 @@
-// GPU quantizer dispatch and the FP32-input quantizer, amax reduction and
-// dequantizer: memory-bound streaming kernels. (BF16 input, the common case,
-// goes through the TMA ring of quantize_tma.cu.)
+// GPU quantizer dispatch, the register-streaming quantizer (FP32 input, and
+// BF16 → MXFP4), amax reduction and dequantizer: memory-bound streaming
+// kernels. BF16 → NVFP4 goes through the TMA ring of quantize_tma.cu.
 //
-// In the FP32 quantizer each thread owns one whole quantization block (16 or
-// 32 elements: 64 or 128 contiguous input bytes), so the block amax and scale
-// are computed once per block, with no shuffles. The loads keep L1
+// In the register-streaming quantizer each thread owns one whole
+// quantization block (64 or 128 contiguous input bytes), so the block amax
+// and scale are computed once per block, with no shuffles. The loads keep L1
 // allocation: a warp's first 16-byte load touches half of each 32-byte
 // sector, the next load the other half, which then hits L1.
 #include <cuda_bf16.h>
@@ -89,7 +89,7 @@ __global__ void __launch_bounds__(kThreads) quantize_kernel(
     const float* __restrict__ g_source, bool g_source_is_amax, float* __restrict__ decode_out,
     TaskMap<kTiled> map, std::uint32_t n_tasks, std::int64_t scale_bytes_per_group) {
   constexpr int kBlock = kNvfp4 ? 16 : 32;
-  static_assert(blocks_per_task<In, kNvfp4>() == 1, "FP32 input: one block per task (BF16 goes through quantize_tma.cu)");
+  static_assert(blocks_per_task<In, kNvfp4>() == 1, "one block per task (BF16 → NVFP4 goes through quantize_tma.cu)");
   using Task = InputBlock<In, kBlock>;
   const std::int64_t group = blockIdx.y;
   const std::int64_t per_group = std::int64_t(map.rows) * map.scols * kBlock;
@@ -277,24 +277,31 @@ void launch_quantize_t(const MatrixView& src, const Fp4Tensor& dst, const float*
   FP4MOE_CHECK_LAUNCH();
 }
 
-template <class In>
-void launch_quantize_in(const MatrixView& src, const Fp4Tensor& dst, const float* g_source,
-                        bool g_source_is_amax, cudaStream_t stream) {
-  const bool nv = dst.format == Fp4Format::kNVFP4, tiled = dst.scale_layout == ScaleLayout::kTiled128x4;
-  if (nv && tiled) launch_quantize_t<In, true, true>(src, dst, g_source, g_source_is_amax, stream);
-  if (nv && !tiled) launch_quantize_t<In, true, false>(src, dst, g_source, g_source_is_amax, stream);
-  if (!nv && tiled) launch_quantize_t<In, false, true>(src, dst, g_source, g_source_is_amax, stream);
-  if (!nv && !tiled) launch_quantize_t<In, false, false>(src, dst, g_source, g_source_is_amax, stream);
+template <class In, bool kNvfp4>
+void launch_quantize_layouts(const MatrixView& src, const Fp4Tensor& dst, const float* g_source,
+                             bool g_source_is_amax, cudaStream_t stream) {
+  if (dst.scale_layout == ScaleLayout::kTiled128x4) {
+    launch_quantize_t<In, kNvfp4, true>(src, dst, g_source, g_source_is_amax, stream);
+  } else {
+    launch_quantize_t<In, kNvfp4, false>(src, dst, g_source, g_source_is_amax, stream);
+  }
 }
 
 }  // namespace
 
 void launch_quantize(const MatrixView& src, const Fp4Tensor& dst, const float* g_source,
                      bool g_source_is_amax, cudaStream_t stream) {
+  const bool nv = dst.format == Fp4Format::kNVFP4;
   if (src.dtype == DType::kBF16) {
-    launch_quantize_bf16_tma(src, dst, g_source, g_source_is_amax, stream);
+    if (nv) {
+      launch_quantize_nvfp4_bf16_tma(src, dst, g_source, g_source_is_amax, stream);
+    } else {
+      launch_quantize_layouts<__nv_bfloat16, false>(src, dst, g_source, g_source_is_amax, stream);
+    }
+  } else if (nv) {
+    launch_quantize_layouts<float, true>(src, dst, g_source, g_source_is_amax, stream);
   } else {
-    launch_quantize_in<float>(src, dst, g_source, g_source_is_amax, stream);
+    launch_quantize_layouts<float, false>(src, dst, g_source, g_source_is_amax, stream);
   }
   const std::int64_t scols = dst.scale_cols();
   const std::int64_t padding = round_up(dst.rows, 128) * round_up(scols, 4) - dst.rows * scols;

@@ -1,8 +1,9 @@
 // One quantizer task on the GPU: a thread's 64 input bytes (one or two
 // quantization blocks of one row) in registers become packed E2M1 codes and
-// block scales, stored to global memory. Shared by the streaming kernels of
-// quantize_gpu.cu (FP32 input, loads straight to registers) and
-// quantize_tma.cu (BF16 input through a TMA ring in shared memory).
+// block scales, stored to global memory. Shared by the register-streaming
+// kernel of quantize_gpu.cu (FP32 input and BF16 → MXFP4: loads straight to
+// registers) and quantize_tma.cu (BF16 → NVFP4 through a TMA ring in shared
+// memory).
 //
 // The rules are the exact fast forms of fast_rules.hpp; tests hold the GPU
 // output bit-identical to the CPU quantizer's literal rules.

@@ -1,9 +1,9 @@
-// BF16 → NVFP4 / MXFP4 through a ring of shared-memory stages filled by TMA.
+// BF16 → NVFP4 through a ring of shared-memory stages filled by TMA.
 //
-// Why a ring: the register-streaming quantizer (the FP32 path of
-// quantize_gpu.cu) kept its bytes in flight in registers, one 64-byte task
-// ahead per thread, and on an H200 its warps waited on global loads with too
-// few instructions between them (ncu: DRAM 75% of peak, issue slots 68%;
+// Why a ring: the register-streaming quantizer (quantize_gpu.cu) kept its
+// bytes in flight in registers, one 64-byte task ahead per thread, and on an
+// H200 its warps waited on global loads with too few instructions between
+// them (ncu: DRAM 75% of peak, issue slots 68%;
 // docs/PERF.md, stop 12). Here one producer thread keeps up to kStages tiles
 // of 16 KB in flight per CTA with tensor-map copies, which cost the
 // converting warps no registers; they read their 64 bytes from shared memory,
@@ -16,13 +16,17 @@
 // columns +0, +64, +128, +192 of 32 rows.
 //
 // A team of 256 threads takes a stage, one 64-byte task (32 elements: two
-// NVFP4 blocks or one MXFP4 block) per thread: warp w, lane l owns box
-// q = l / 8, box row 4w + (l % 8) / 2, columns 32h .. 32h + 31 for h = l % 2.
+// blocks) per thread: warp w, lane l owns box q = l / 8, box row 4w + (l % 8) / 2, columns 32h .. 32h + 31 for h = l % 2.
 // So each quarter-warp reads 4 consecutive box rows × 2 halves, whose 16-byte
 // chunks fall in 8 different bank groups under the swizzle (no bank
-// conflicts), and a warp's scale stores are whole 16-byte pieces for NVFP4:
+// conflicts), and a warp's scale stores are whole 16-byte pieces:
 // rows r, r+32, r+64, r+96 of a 128x4 tile (tiled) or 16 consecutive bytes of
 // a row (row-major). The teams of a CTA take the stages in turn.
+//
+// MXFP4 stays on the register-streaming kernel: there a 64-column tile holds
+// half of each 4-column group of the 128x4 scale layout, and this kernel ran
+// at 75-76% of copy bandwidth on the 4 GiB row of an H100 against the
+// register kernel's 93% (docs/PERF.md, stop 14).
 #include <cuda.h>
 #include <cuda_bf16.h>
 
@@ -45,18 +49,14 @@ constexpr int kStageBytes = kBoxes * kBoxBytes;     // 16 KB
 constexpr int kTeamThreads = kBoxes * kBoxRows * 2;  // one task per thread per stage
 static_assert(kTeamThreads == 256);
 
-/// Teams and ring stages per CTA (one CTA per SM). NVFP4 spends about 1.5x
-/// MXFP4's instructions per byte and gains from a third team (24 converting
-/// warps: +1-3% of copy bandwidth on an H200); MXFP4 loses 5% with it, and
-/// with 12 stages instead of 8 (docs/PERF.md, stop 14).
-template <bool kNvfp4>
-struct Ring {
-  static constexpr int kTeams = kNvfp4 ? 3 : 2;
-  static constexpr int kStages = kNvfp4 ? 12 : 8;
-  static_assert(kStages % kTeams == 0, "a ring slot always belongs to the same team");
-  static constexpr int kThreads = kTeams * kTeamThreads + 32;  // + the producer warp
-  static constexpr int kSmemBytes = kStages * kStageBytes + 1024;  // + alignment slack for the swizzle
-};
+/// Teams and ring stages per CTA (one CTA per SM). A third team (24
+/// converting warps) gained 1-3% of copy bandwidth on an H200 over two
+/// (docs/PERF.md, stop 14).
+constexpr int kTeams = 3;
+constexpr int kStages = 12;
+static_assert(kStages % kTeams == 0, "a ring slot always belongs to the same team");
+constexpr int kThreads = kTeams * kTeamThreads + 32;  // + the producer warp
+constexpr int kSmemBytes = kStages * kStageBytes + 1024;  // + alignment slack for the swizzle
 
 /// Tiles in the order the CTAs take them: columns fastest, then rows, then
 /// groups, so the CTAs of one wave stream neighbouring columns of the same
@@ -87,23 +87,22 @@ struct MatrixShape {
   std::uint64_t scale_group_bytes;
 };
 
-template <bool kNvfp4, bool kTiled>
-__global__ void __launch_bounds__(Ring<kNvfp4>::kThreads, 1) quantize_tma_kernel(
+template <bool kTiled>
+__global__ void __launch_bounds__(kThreads, 1) quantize_nvfp4_tma_kernel(
     const __grid_constant__ CUtensorMap src_map, std::uint8_t* __restrict__ data, std::uint8_t* __restrict__ scales,
     const float* __restrict__ g_source, bool g_source_is_amax, float* __restrict__ decode_out, std::uint32_t groups,
     TileOrder<kTiled> order, MatrixShape shape) {
   using In = __nv_bfloat16;
-  constexpr int kBlock = kNvfp4 ? 16 : 32;
-  constexpr int kPerTask = blocks_per_task<In, kNvfp4>();
+  constexpr int kBlock = 16;
+  static_assert(blocks_per_task<In, true>() == 2);
   using Task = InputBlock<In, 32>;
-  constexpr int kTeams = Ring<kNvfp4>::kTeams, kStages = Ring<kNvfp4>::kStages;
 
   extern __shared__ std::uint8_t smem_raw[];
   // The 128-byte swizzle repeats every 1024 bytes and TMA applies it from
   // address bits, so each box must start 1024-aligned.
   std::uint8_t* ring = reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t(1023));
   __shared__ std::uint64_t full[kStages], empty[kStages];
-  __shared__ float2 reciprocals[kNvfp4 ? 128 : 1];
+  __shared__ float2 reciprocals[128];
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   constexpr int kProducerWarp = kTeams * kTeamThreads / 32;
@@ -114,7 +113,7 @@ __global__ void __launch_bounds__(Ring<kNvfp4>::kThreads, 1) quantize_tma_kernel
     }
     ptx::fence_mbarrier_init();
   }
-  if constexpr (kNvfp4) fill_reciprocal_table(reciprocals);
+  fill_reciprocal_table(reciprocals);
   __syncthreads();
 
   if (warp == kProducerWarp) {
@@ -138,7 +137,7 @@ __global__ void __launch_bounds__(Ring<kNvfp4>::kThreads, 1) quantize_tma_kernel
 
   // With a caller-given g the decode scales can be written now; in amax mode
   // g_source *is* the output slot, so a later kernel writes them instead.
-  if (kNvfp4 && !g_source_is_amax && blockIdx.x == 0)
+  if (!g_source_is_amax && blockIdx.x == 0)
     for (std::uint32_t g = threadIdx.x; g < groups; g += kTeams * kTeamThreads) decode_out[g] = 1.0f / g_source[g];
 
   // g changes only with the group: it is looked up again only then.
@@ -160,9 +159,9 @@ __global__ void __launch_bounds__(Ring<kNvfp4>::kThreads, 1) quantize_tma_kernel
     order.locate(tile, group, row0, col0);
     const std::uint32_t row = row0 + order.box_row(q) + box_row, col = col0 + order.box_col(q) + 32 * half;
     if (row >= shape.rows || col >= shape.cols) continue;
-    // NVFP4 with cols ≡ 16 (mod 32): the last task of a row has one block.
-    const int valid = kPerTask == 2 && col + 16 >= shape.cols ? 1 : kPerTask;
-    if (kNvfp4 && group != g_group) {
+    // cols ≡ 16 (mod 32): the last task of a row has one block.
+    const int valid = col + 16 >= shape.cols ? 1 : 2;
+    if (group != g_group) {
       g = group_encode_scale(g_source, g_source_is_amax, group);
       g_group = group;
     }
@@ -174,11 +173,11 @@ __global__ void __launch_bounds__(Ring<kNvfp4>::kThreads, 1) quantize_tma_kernel
     } else {
       scale_at += std::uint64_t(row) * shape.scols + scol;
     }
-    quantize_task<In, kNvfp4>(in, valid, shape.narrow_rows, g, reciprocals, data + data_at, scales + scale_at);
+    quantize_task<In, true>(in, valid, shape.narrow_rows, g, reciprocals, data + data_at, scales + scale_at);
   }
 }
 
-template <bool kNvfp4, bool kTiled>
+template <bool kTiled>
 void launch_t(const MatrixView& src, const Fp4Tensor& dst, const float* g_source, bool g_source_is_amax,
               cudaStream_t stream) {
   using Order = TileOrder<kTiled>;
@@ -201,8 +200,7 @@ void launch_t(const MatrixView& src, const Fp4Tensor& dst, const float* g_source
   shape.scale_group_bytes = static_cast<std::uint64_t>(dst.scale_bytes_per_group());
 
   const CUtensorMap map = kernels::make_bf16_rows_tensor_map(src.data, src.groups, src.rows, src.cols, kBoxRows);
-  const auto kernel = quantize_tma_kernel<kNvfp4, kTiled>;
-  constexpr int kThreads = Ring<kNvfp4>::kThreads, kSmemBytes = Ring<kNvfp4>::kSmemBytes;
+  const auto kernel = quantize_nvfp4_tma_kernel<kTiled>;
   FP4MOE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
   int per_sm = 1;
   FP4MOE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, kSmemBytes));
@@ -215,13 +213,13 @@ void launch_t(const MatrixView& src, const Fp4Tensor& dst, const float* g_source
 
 }  // namespace
 
-void launch_quantize_bf16_tma(const MatrixView& src, const Fp4Tensor& dst, const float* g_source,
-                              bool g_source_is_amax, cudaStream_t stream) {
-  const bool nv = dst.format == Fp4Format::kNVFP4, tiled = dst.scale_layout == ScaleLayout::kTiled128x4;
-  if (nv && tiled) launch_t<true, true>(src, dst, g_source, g_source_is_amax, stream);
-  if (nv && !tiled) launch_t<true, false>(src, dst, g_source, g_source_is_amax, stream);
-  if (!nv && tiled) launch_t<false, true>(src, dst, g_source, g_source_is_amax, stream);
-  if (!nv && !tiled) launch_t<false, false>(src, dst, g_source, g_source_is_amax, stream);
+void launch_quantize_nvfp4_bf16_tma(const MatrixView& src, const Fp4Tensor& dst, const float* g_source,
+                                    bool g_source_is_amax, cudaStream_t stream) {
+  if (dst.scale_layout == ScaleLayout::kTiled128x4) {
+    launch_t<true>(src, dst, g_source, g_source_is_amax, stream);
+  } else {
+    launch_t<false>(src, dst, g_source, g_source_is_amax, stream);
+  }
 }
 
 }  // namespace fp4moe::detail

@@ -1,4 +1,4 @@
-// The BF16-input quantizer (quantize_tma.cu), called by launch_quantize.
+// The BF16 → NVFP4 quantizer (quantize_tma.cu), called by launch_quantize.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -7,10 +7,10 @@
 
 namespace fp4moe::detail {
 
-/// BF16 → NVFP4 / MXFP4 through a TMA ring in shared memory; the contract of
+/// BF16 → NVFP4 through a TMA ring in shared memory; the contract of
 /// launch_quantize (format_ops.hpp), scale padding excepted (the caller
 /// zeroes it).
-void launch_quantize_bf16_tma(const MatrixView& src, const Fp4Tensor& dst, const float* g_source,
-                              bool g_source_is_amax, cudaStream_t stream);
+void launch_quantize_nvfp4_bf16_tma(const MatrixView& src, const Fp4Tensor& dst, const float* g_source,
+                                    bool g_source_is_amax, cudaStream_t stream);
 
 }  // namespace fp4moe::detail
