@@ -199,7 +199,13 @@ void launch_t(const MatrixView& src, const Fp4Tensor& dst, const float* g_source
   shape.band_bytes = static_cast<std::uint64_t>(round_up(dst.scale_cols(), 4) * 128);
   shape.scale_group_bytes = static_cast<std::uint64_t>(dst.scale_bytes_per_group());
 
-  const CUtensorMap map = kernels::make_bf16_rows_tensor_map(src.data, src.groups, src.rows, src.cols, kBoxRows);
+  // A tiled-layout tile reads 128 bytes of each of its rows; the next 128
+  // bytes belong to another CTA's tile. With L2 fetching 256 bytes per miss,
+  // an H100 read 7.6% more than the input from DRAM on the 4 GiB row (87% of
+  // copy bandwidth; 91% with 128-byte fetches). Row-major tiles read 512
+  // bytes per row, where 256-byte fetches are whole.
+  const CUtensorMap map =
+      kernels::make_bf16_rows_tensor_map(src.data, src.groups, src.rows, src.cols, kBoxRows, kTiled ? 128 : 256);
   const auto kernel = quantize_nvfp4_tma_kernel<kTiled>;
   FP4MOE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
   int per_sm = 1;

@@ -17,7 +17,8 @@ CUtensorMap make_fp4_tensor_map(const void* data, std::int64_t rows, std::int64_
 /// 3-D map of a contiguous BF16 stack [groups, rows, cols], box [1, box_rows,
 /// 64 columns] (128-byte box rows, 128-byte swizzle). Coordinates are (column,
 /// row, group); rows and columns past the end of a group read as zero.
+/// `l2_promotion_bytes` (128 or 256): how much L2 fetches per miss.
 CUtensorMap make_bf16_rows_tensor_map(const void* data, std::int64_t groups, std::int64_t rows, std::int64_t cols,
-                                      int box_rows);
+                                      int box_rows, int l2_promotion_bytes);
 
 }  // namespace fp4moe::kernels
