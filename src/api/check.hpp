@@ -29,6 +29,12 @@ class ArgCheck {
     require(reinterpret_cast<std::uintptr_t>(p) % static_cast<std::uintptr_t>(bytes) == 0, argument,
             "must be " + std::to_string(bytes) + "-byte aligned");
   }
+  /// The GPU quantizer, dequantizer, amax and layout kernels give each group
+  /// its own grid row, of which CUDA allows 65535.
+  void gpu_groups(std::int64_t groups, const std::string& argument) const {
+    require(groups <= 65535, argument, "must be at most 65535 on the GPU (one grid row per group)",
+            std::to_string(groups));
+  }
   void positive(std::int64_t v, const std::string& argument) const {
     require(v > 0, argument, "must be positive", std::to_string(v));
   }

@@ -27,6 +27,7 @@ void check_quantize(const ArgCheck& c, const MatrixView& src, const Fp4Tensor& d
   c.equal(src.rows, dst.rows, "src.rows", "dst.rows");
   c.equal(src.cols, dst.cols, "src.cols", "dst.cols");
   c.equal(src.groups, dst.groups, "src.groups", "dst.groups");
+  if (device) c.gpu_groups(dst.groups, "dst.groups");
   // The GPU kernel indexes quantization blocks with 32 bits.
   c.require(dst.rows * dst.scale_cols() < (std::int64_t(1) << 31), "dst",
             "rows*cols/block must be below 2^31 per group");
@@ -51,11 +52,12 @@ void check_dequantize(const ArgCheck& c, const Fp4Tensor& src, const MatrixView&
   c.equal(dst.rows, src.rows, "dst.rows", "src.rows");
   c.equal(dst.cols, src.cols, "dst.cols", "src.cols");
   c.equal(dst.groups, src.groups, "dst.groups", "src.groups");
+  if (device) c.gpu_groups(src.groups, "src.groups");
   if (device) c.aligned(dst.data, 16, "dst.data");
 }
 
 void check_convert(const ArgCheck& c, const void* src, ScaleLayout src_layout, void* dst,
-                   ScaleLayout dst_layout, std::int64_t rows, std::int64_t cols, std::int64_t groups) {
+                   ScaleLayout dst_layout, std::int64_t rows, std::int64_t cols, std::int64_t groups, bool device) {
   c.not_null(src, "src");
   c.not_null(dst, "dst");
   c.require(detail::valid_layout(src_layout), "src_layout", "must be kRowMajor or kTiled128x4");
@@ -63,6 +65,7 @@ void check_convert(const ArgCheck& c, const void* src, ScaleLayout src_layout, v
   c.non_negative(rows, "rows");
   c.positive(cols, "cols");
   c.positive(groups, "groups");
+  if (device) c.gpu_groups(groups, "groups");
   c.require(!detail::ranges_overlap(src, groups * scale_bytes(src_layout, rows, cols), dst,
                                     groups * scale_bytes(dst_layout, rows, cols)),
             "dst", "must not overlap src");
@@ -104,6 +107,7 @@ void compute_amax(const MatrixView& src, float* amax, cudaStream_t stream) {
   check_dense_input(c, src, /*device=*/true);
   c.not_null(amax, "amax");
   c.positive(src.groups, "src.groups");
+  c.gpu_groups(src.groups, "src.groups");
   c.non_negative(src.rows, "src.rows");
   c.positive(src.cols, "src.cols");
   c.multiple_of(src.cols, src.dtype == DType::kBF16 ? 8 : 4, "src.cols", "one 16-byte vector");
@@ -118,7 +122,8 @@ void dequantize(const Fp4Tensor& src, const MatrixView& dst, cudaStream_t stream
 
 void convert_scale_layout(const void* src, ScaleLayout src_layout, void* dst, ScaleLayout dst_layout,
                           std::int64_t rows, std::int64_t cols, std::int64_t groups, cudaStream_t stream) {
-  check_convert(ArgCheck("convert_scale_layout"), src, src_layout, dst, dst_layout, rows, cols, groups);
+  check_convert(ArgCheck("convert_scale_layout"), src, src_layout, dst, dst_layout, rows, cols, groups,
+                /*device=*/true);
   if (rows == 0) return;
   detail::launch_convert_scale_layout(static_cast<const std::uint8_t*>(src), src_layout,
                                       static_cast<std::uint8_t*>(dst), dst_layout, rows, cols, groups,
@@ -162,7 +167,7 @@ void dequantize(const Fp4Tensor& src, const MatrixView& dst) {
 
 void convert_scale_layout(const void* src, ScaleLayout src_layout, void* dst, ScaleLayout dst_layout,
                           std::int64_t rows, std::int64_t cols, std::int64_t groups) {
-  check_convert(ArgCheck("cpu::convert_scale_layout"), src, src_layout, dst, dst_layout, rows, cols, groups);
+  check_convert(ArgCheck("cpu::convert_scale_layout"), src, src_layout, dst, dst_layout, rows, cols, groups, /*device=*/false);
   if (rows == 0) return;
   detail::convert_scale_layout_cpu(static_cast<const std::uint8_t*>(src), src_layout,
                                    static_cast<std::uint8_t*>(dst), dst_layout, rows, cols, groups);

@@ -37,7 +37,6 @@
 #include "common/fast_divmod.hpp"
 #include "format/quantize_task.cuh"
 #include "format/quantize_tma.hpp"
-#include "fp4moe/error.hpp"
 #include "kernels/sm90/tensor_map.hpp"
 
 namespace fp4moe::detail {
@@ -183,14 +182,11 @@ void launch_t(const MatrixView& src, const Fp4Tensor& dst, const float* g_source
   using Order = TileOrder<kTiled>;
   const std::int64_t col_tiles = ceil_div(dst.cols, std::int64_t(Order::kCols));
   const std::int64_t row_tiles = ceil_div(dst.rows, std::int64_t(Order::kRows));
-  const std::int64_t n_tiles = col_tiles * row_tiles * dst.groups;
-  // Validation bounds rows·cols per group; this bounds the stack (2^31 tiles
-  // of 8192 elements would be 32 TiB of input).
-  if (n_tiles >= (std::int64_t(1) << 31)) throw Error("quantize: input too large for 32-bit tile indices");
-  Order order;
-  order.col_tiles = FastDivmod(static_cast<std::uint32_t>(col_tiles));
-  order.row_tiles = FastDivmod(static_cast<std::uint32_t>(row_tiles));
-  order.n_tiles = static_cast<std::uint32_t>(n_tiles);
+  // Tiles of one group: at most rows·cols/16, below 2^31 by the quantizer's
+  // validation (rows·cols/block < 2^31). A stack with more tiles in all is
+  // quantized a slice of groups per launch, so tile indices stay 32-bit.
+  const std::int64_t group_tiles = col_tiles * row_tiles;
+  const std::int64_t per_launch = std::max<std::int64_t>(1, ((std::int64_t(1) << 31) - 1) / group_tiles);
   MatrixShape shape;
   shape.rows = static_cast<std::uint32_t>(dst.rows);
   shape.cols = static_cast<std::uint32_t>(dst.cols);
@@ -198,23 +194,32 @@ void launch_t(const MatrixView& src, const Fp4Tensor& dst, const float* g_source
   shape.narrow_rows = dst.scale_cols() % 2 != 0;
   shape.band_bytes = static_cast<std::uint64_t>(round_up(dst.scale_cols(), 4) * 128);
   shape.scale_group_bytes = static_cast<std::uint64_t>(dst.scale_bytes_per_group());
-
-  // A tiled-layout tile reads 128 bytes of each of its rows; the next 128
-  // bytes belong to another CTA's tile. With L2 fetching 256 bytes per miss,
-  // an H100 read 7.6% more than the input from DRAM on the 4 GiB row (87% of
-  // copy bandwidth; 91% with 128-byte fetches). Row-major tiles read 512
-  // bytes per row, where 256-byte fetches are whole.
-  const CUtensorMap map =
-      kernels::make_bf16_rows_tensor_map(src.data, src.groups, src.rows, src.cols, kBoxRows, kTiled ? 128 : 256);
   const auto kernel = quantize_nvfp4_tma_kernel<kTiled>;
   FP4MOE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
   int per_sm = 1;
   FP4MOE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, kSmemBytes));
-  const std::int64_t grid = std::min<std::int64_t>(n_tiles, std::int64_t(current_device_sm_count()) * std::max(per_sm, 1));
-  kernel<<<static_cast<unsigned>(grid), kThreads, kSmemBytes, stream>>>(
-      map, static_cast<std::uint8_t*>(dst.data), static_cast<std::uint8_t*>(dst.scales), g_source, g_source_is_amax,
-      dst.global_scale, static_cast<std::uint32_t>(dst.groups), order, shape);
-  FP4MOE_CHECK_LAUNCH();
+
+  for (std::int64_t g0 = 0; g0 < dst.groups; g0 += per_launch) {
+    const std::int64_t groups = std::min(per_launch, dst.groups - g0);
+    Order order;
+    order.col_tiles = FastDivmod(static_cast<std::uint32_t>(col_tiles));
+    order.row_tiles = FastDivmod(static_cast<std::uint32_t>(row_tiles));
+    order.n_tiles = static_cast<std::uint32_t>(group_tiles * groups);
+    // A tiled-layout tile reads 128 bytes of each of its rows; the next 128
+    // bytes belong to another CTA's tile. With L2 fetching 256 bytes per
+    // miss, an H100 read 7.6% more than the input from DRAM on the 4 GiB row
+    // (87% of copy bandwidth; 91% with 128-byte fetches). Row-major tiles read
+    // 512 bytes per row, where 256-byte fetches are whole.
+    const CUtensorMap map = kernels::make_bf16_rows_tensor_map(
+        static_cast<const std::uint8_t*>(src.data) + g0 * dst.rows * dst.cols * 2, groups, dst.rows, dst.cols,
+        kBoxRows, kTiled ? 128 : 256);
+    const std::int64_t grid = std::min<std::int64_t>(order.n_tiles, std::int64_t(current_device_sm_count()) * std::max(per_sm, 1));
+    kernel<<<static_cast<unsigned>(grid), kThreads, kSmemBytes, stream>>>(
+        map, static_cast<std::uint8_t*>(dst.data) + g0 * dst.rows * (dst.cols / 2),
+        static_cast<std::uint8_t*>(dst.scales) + g0 * dst.scale_bytes_per_group(), g_source + g0, g_source_is_amax,
+        dst.global_scale + g0, static_cast<std::uint32_t>(groups), order, shape);
+    FP4MOE_CHECK_LAUNCH();
+  }
 }
 
 }  // namespace

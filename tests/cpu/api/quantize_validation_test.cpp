@@ -204,6 +204,34 @@ TEST(ConvertScaleLayoutRules, EachRuleRefusesAndWritesNothing) {
   EXPECT_TRUE(std::all_of(src.begin(), src.end(), [](std::uint8_t b) { return b == 1; }));
 }
 
+// The GPU kernels give each group a grid row: more than 65535 groups is
+// refused before anything is launched or written.
+TEST(GpuGroupRules, EveryGpuEntryPointTakesAtMost65535Groups) {
+  static constexpr std::int64_t kGroups = 65536;
+  auto expect_refused = [](const std::function<void()>& call, const char* argument) {
+    try {
+      call();
+      ADD_FAILURE() << "accepted " << kGroups << " groups";
+    } catch (const InvalidArgument& e) {
+      EXPECT_EQ(e.argument(), argument) << e.what();
+    }
+  };
+  QuantizeSetup s(Fp4Format::kNVFP4);
+  s.src.groups = s.dst.groups = kGroups;
+  expect_refused([&] { quantize(s.src, s.dst, nullptr, s.encode); }, "dst.groups");
+  alignas(16) float out[4 * 64];
+  std::fill(std::begin(out), std::end(out), 3.0f);
+  expect_refused([&] { dequantize(s.dst, MatrixView{out, DType::kFP32, 4, 64, 0, 1, kGroups}, nullptr); },
+                 "src.groups");
+  expect_refused([&] { compute_amax(MatrixView{s.input, DType::kFP32, 4, 64, 0, 1, kGroups}, out, nullptr); },
+                 "src.groups");
+  expect_refused([&] { convert_scale_layout(s.scales, ScaleLayout::kRowMajor, s.data, ScaleLayout::kTiled128x4, 4, 4,
+                                            kGroups, nullptr); },
+                 "groups");
+  EXPECT_TRUE(s.outputs_untouched());
+  EXPECT_TRUE(std::all_of(std::begin(out), std::end(out), [](float v) { return v == 3.0f; }));
+}
+
 TEST(ComputeAmaxRules, RefusesNullOutputAndRaggedVectors) {
   alignas(16) float in[64] = {};
   MatrixView m{in, DType::kFP32, 2, 32};
