@@ -178,7 +178,7 @@ __global__ void __launch_bounds__(kThreads, 1) quantize_nvfp4_tma_kernel(
 
 template <bool kTiled>
 void launch_t(const MatrixView& src, const Fp4Tensor& dst, const float* g_source, bool g_source_is_amax,
-              cudaStream_t stream) {
+              cudaStream_t stream, std::int64_t max_tiles_per_launch) {
   using Order = TileOrder<kTiled>;
   const std::int64_t col_tiles = ceil_div(dst.cols, std::int64_t(Order::kCols));
   const std::int64_t row_tiles = ceil_div(dst.rows, std::int64_t(Order::kRows));
@@ -186,7 +186,7 @@ void launch_t(const MatrixView& src, const Fp4Tensor& dst, const float* g_source
   // validation (rows·cols/block < 2^31). A stack with more tiles in all is
   // quantized a slice of groups per launch, so tile indices stay 32-bit.
   const std::int64_t group_tiles = col_tiles * row_tiles;
-  const std::int64_t per_launch = std::max<std::int64_t>(1, ((std::int64_t(1) << 31) - 1) / group_tiles);
+  const std::int64_t per_launch = std::max<std::int64_t>(1, max_tiles_per_launch / group_tiles);
   MatrixShape shape;
   shape.rows = static_cast<std::uint32_t>(dst.rows);
   shape.cols = static_cast<std::uint32_t>(dst.cols);
@@ -225,11 +225,11 @@ void launch_t(const MatrixView& src, const Fp4Tensor& dst, const float* g_source
 }  // namespace
 
 void launch_quantize_nvfp4_bf16_tma(const MatrixView& src, const Fp4Tensor& dst, const float* g_source,
-                                    bool g_source_is_amax, cudaStream_t stream) {
+                                    bool g_source_is_amax, cudaStream_t stream, std::int64_t max_tiles_per_launch) {
   if (dst.scale_layout == ScaleLayout::kTiled128x4) {
-    launch_t<true>(src, dst, g_source, g_source_is_amax, stream);
+    launch_t<true>(src, dst, g_source, g_source_is_amax, stream, max_tiles_per_launch);
   } else {
-    launch_t<false>(src, dst, g_source, g_source_is_amax, stream);
+    launch_t<false>(src, dst, g_source, g_source_is_amax, stream, max_tiles_per_launch);
   }
 }
 
