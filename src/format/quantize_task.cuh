@@ -1,6 +1,7 @@
-// One quantizer task on the GPU: a thread's 64 input bytes (one or two
-// quantization blocks of one row) in registers become packed E2M1 codes and
-// block scales, stored to global memory. Shared by the register-streaming
+// One quantizer task on the GPU: a thread's input bytes (one quantization
+// block, or two NVFP4 blocks of BF16; 64 bytes, 128 for an MXFP4 block of
+// FP32) in registers become packed E2M1 codes and block scales, stored to
+// global memory. Shared by the register-streaming
 // kernel of quantize_gpu.cu (FP32 input and BF16 → MXFP4: loads straight to
 // registers) and quantize_tma.cu (BF16 → NVFP4 through a TMA ring in shared
 // memory).
@@ -155,7 +156,7 @@ __device__ __forceinline__ void quantize_block(const Task& in, int first, std::u
   }
 }
 
-/// Quantization blocks per 64-byte task.
+/// Quantization blocks per task: as many as fill 64 input bytes, at least one.
 template <class In, bool kNvfp4>
 constexpr int blocks_per_task() {
   constexpr int bytes = (kNvfp4 ? 16 : 32) * int(sizeof(In));
