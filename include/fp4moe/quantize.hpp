@@ -31,7 +31,9 @@ float nvfp4_global_encode_scale(float amax);
 
 // ----------------------------------------------------------------- GPU ----
 // The GPU entry points below take at most 65535 groups (one grid row each);
-// more is refused with InvalidArgument before anything runs.
+// the GPU quantizer also needs cols < 2^30, a group's scales (128x4 padding
+// included) below 2^32 bytes and dst.scales 2-byte aligned. Anything else is
+// refused with InvalidArgument before anything runs.
 
 /// Quantize src (BF16 or FP32, [groups·rows, K] with K = dst.cols) into dst.
 /// NVFP4: `encode_scale` is a device pointer to g; null means "compute g from

@@ -27,7 +27,17 @@ void check_quantize(const ArgCheck& c, const MatrixView& src, const Fp4Tensor& d
   c.equal(src.rows, dst.rows, "src.rows", "dst.rows");
   c.equal(src.cols, dst.cols, "src.cols", "dst.cols");
   c.equal(src.groups, dst.groups, "src.groups", "dst.groups");
-  if (device) c.gpu_groups(dst.groups, "dst.groups");
+  if (device) {
+    c.gpu_groups(dst.groups, "dst.groups");
+    // The GPU kernels: TMA coordinates are 32-bit signed (with a tile's
+    // reach past the last column), scale offsets within a group 32-bit, and
+    // NVFP4 tasks store two scale bytes at once.
+    c.require(dst.cols < (std::int64_t(1) << 30), "dst.cols", "must be below 2^30 on the GPU",
+              std::to_string(dst.cols));
+    c.require(dst.scale_bytes_per_group() < (std::int64_t(1) << 32), "dst",
+              "scale bytes per group (with the 128x4 padding) must be below 2^32 on the GPU");
+    c.aligned(dst.scales, 2, "dst.scales");
+  }
   // The GPU kernel indexes quantization blocks with 32 bits.
   c.require(dst.rows * dst.scale_cols() < (std::int64_t(1) << 31), "dst",
             "rows*cols/block must be below 2^31 per group");

@@ -29,9 +29,10 @@ constexpr int kThreads = 256;
 /// share each 16-byte chunk of a 128x4 tile, so the warp writes whole chunks
 /// instead of scattered bytes. For the row-major layout they are consecutive.
 ///
-/// All index math is 32-bit: validation keeps rows·scale_cols below 2^31 per
-/// group, so a block index and a scale offset (padding included) fit, and
-/// byte addresses are formed once per task by a widening multiply.
+/// All index math is 32-bit: validation keeps rows·scale_cols below 2^31 and
+/// a group's scale bytes (padding included) below 2^32, so a block index and
+/// a scale offset fit, and byte addresses are formed once per task by a
+/// widening multiply.
 template <bool kTiled>
 struct TaskMap {
   std::uint32_t rows, scols;

@@ -168,6 +168,7 @@ __global__ void __launch_bounds__(kThreads, 1) quantize_nvfp4_tma_kernel(
     const std::uint64_t data_at = ((std::uint64_t(group) * shape.rows + row) * shape.cols + col) / 2;
     std::uint64_t scale_at = group * shape.scale_group_bytes;
     if constexpr (kTiled) {
+      // In-group offsets fit 32 bits: validation bounds a group's padded scales below 2^32 bytes.
       scale_at += (row / 128) * shape.band_bytes + (scol / 4) * 512 + (row % 32) * 16 + ((row % 128) / 32) * 4 + scol % 4;
     } else {
       scale_at += std::uint64_t(row) * shape.scols + scol;

@@ -133,6 +133,38 @@ TEST(QuantizeRules, GpuEntryPointNeedsSixteenByteAlignment) {
   EXPECT_TRUE(t.outputs_untouched());
 }
 
+// Rules of the GPU quantizer only (its kernels' index widths and stores);
+// the CPU quantizer accepts these.
+TEST(QuantizeRules, GpuEntryPointLimits) {
+  auto expect_refused = [](QuantizeSetup& s, const char* argument) {
+    try {
+      quantize(s.src, s.dst, nullptr, s.encode);
+      ADD_FAILURE() << "accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_EQ(e.argument(), argument) << e.what();
+    }
+    EXPECT_TRUE(s.outputs_untouched());
+  };
+  {
+    QuantizeSetup s(Fp4Format::kNVFP4);  // 2^30 columns in one row
+    s.src.rows = s.dst.rows = 1;
+    s.src.cols = s.dst.cols = std::int64_t(1) << 30;
+    expect_refused(s, "dst.cols");
+  }
+  {
+    QuantizeSetup s(Fp4Format::kNVFP4);  // one row padded to 128: 128·(2^25 + 4) scale bytes
+    s.src.rows = s.dst.rows = 1;
+    s.src.cols = s.dst.cols = (std::int64_t(1) << 29) + 16;
+    s.dst.scale_layout = ScaleLayout::kTiled128x4;
+    expect_refused(s, "dst");
+  }
+  {
+    QuantizeSetup s(Fp4Format::kNVFP4);
+    s.dst.scales = s.scales + 1;
+    expect_refused(s, "dst.scales");
+  }
+}
+
 TEST(QuantizeRules, NamedEntryPointsCheckTheFormat) {
   QuantizeSetup s(Fp4Format::kMXFP4);
   EXPECT_THROW(cpu::quantize_nvfp4(s.src, s.dst), InvalidArgument);

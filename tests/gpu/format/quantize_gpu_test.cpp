@@ -141,39 +141,81 @@ TEST(QuantizeGpuBounds, WritesNothingPastTheTensor) {
 
 // A stack quantized a slice of groups per launch (the NVFP4 TMA kernel's path
 // for stacks of 2^31 tiles or more, here forced with a bound of 5 tiles: 2, 2
-// and 1 groups of 2 tiles) gives the CPU's bytes, with each group's own g.
+// and 1 groups of 2 tiles) gives the CPU's bytes, with each group's own g,
+// given or derived from the group's amax.
 TEST(QuantizeGpuSlices, GroupSlicesMatchTheCpu) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;
   const std::int64_t rows = 40, cols = 96, groups = 5;
+  for (ScaleLayout l : {ScaleLayout::kRowMajor, ScaleLayout::kTiled128x4})
+    for (bool from_amax : {false, true}) {
+      SCOPED_TRACE(testing::Message() << scale_layout_name(l) << (from_amax ? " g from amax" : " g given"));
+      const std::vector<float> x = test::random_matrix(rng, rows * groups, cols);
+      const std::vector<std::uint16_t> xb = test::to_bf16(x);
+      std::vector<float> seen(x.size());
+      for (std::size_t i = 0; i < x.size(); ++i) seen[i] = bf16_bits_to_float(xb[i]);
+      // What the kernel reads per group (g, or the amax g is derived from),
+      // and the g the CPU reference is given.
+      std::vector<float> source(groups), g(groups);
+      for (std::int64_t i = 0; i < groups; ++i) {
+        float amax = 0.0f;
+        for (std::int64_t e = 0; e < rows * cols; ++e) amax = std::max(amax, std::fabs(seen[i * rows * cols + e]));
+        source[i] = from_amax ? amax : rng.uniform(10.0f, 3000.0f);
+        g[i] = from_amax ? nvfp4_global_encode_scale(amax) : source[i];
+      }
+      HostFp4 want(Fp4Format::kNVFP4, l, rows, cols, groups);
+      cpu::quantize(MatrixView{seen.data(), DType::kFP32, rows, cols, 0, 1, groups}, want.t, g.data());
+
+      DeviceBuffer<std::uint16_t> din(xb.size());
+      din.upload(xb);
+      DeviceBuffer<float> dsource(source.size());
+      dsource.upload(source);
+      DeviceFp4 out(want);
+      out.poison();
+      out.scales.fill_bytes(0);  // the internal launcher leaves the tiled padding to its caller
+      const MatrixView src{din.get(), DType::kBF16, rows, cols, 0, 1, groups};
+      detail::launch_quantize_nvfp4_bf16_tma(src, out.t, dsource.get(), from_amax, nullptr,
+                                             /*max_tiles_per_launch=*/5);
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      HostFp4 got(Fp4Format::kNVFP4, l, rows, cols, groups);
+      out.download(got);
+      EXPECT_EQ(got.data, want.data);
+      EXPECT_EQ(got.scales, want.scales);
+      if (!from_amax) {  // in amax mode a later kernel writes the decode scales
+        for (std::int64_t i = 0; i < groups; ++i)
+          EXPECT_EQ(float_to_bits(got.global[i]), float_to_bits(want.global[i])) << i;
+      }
+    }
+}
+
+// Enough tiles that every CTA of the NVFP4 TMA kernel goes round its ring of
+// 12 slots more than twice (8192x4096: 4096 tiles for 132 CTAs), so a wrong
+// slot phase shows.
+TEST(QuantizeGpuRing, ManyTurnsOfTheRingMatchTheCpu) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  const std::int64_t rows = 8192, cols = 4096;
+  const std::vector<float> x = test::random_matrix(rng, rows, cols);
+  const std::vector<std::uint16_t> xb = test::to_bf16(x);
+  std::vector<float> seen(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) seen[i] = bf16_bits_to_float(xb[i]);
+  const float g = 448.0f;
+  DeviceBuffer<std::uint16_t> din(xb.size());
+  din.upload(xb);
+  DeviceBuffer<float> dg(1);
+  dg.upload(std::vector<float>{g});
   for (ScaleLayout l : {ScaleLayout::kRowMajor, ScaleLayout::kTiled128x4}) {
     SCOPED_TRACE(scale_layout_name(l));
-    const std::vector<float> x = test::random_matrix(rng, rows * groups, cols);
-    const std::vector<std::uint16_t> xb = test::to_bf16(x);
-    std::vector<float> seen(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) seen[i] = bf16_bits_to_float(xb[i]);
-    std::vector<float> g(groups);
-    for (auto& v : g) v = rng.uniform(10.0f, 3000.0f);
-    HostFp4 want(Fp4Format::kNVFP4, l, rows, cols, groups);
-    cpu::quantize(MatrixView{seen.data(), DType::kFP32, rows, cols, 0, 1, groups}, want.t, g.data());
-
-    DeviceBuffer<std::uint16_t> din(xb.size());
-    din.upload(xb);
-    DeviceBuffer<float> dg(g.size());
-    dg.upload(g);
+    HostFp4 want(Fp4Format::kNVFP4, l, rows, cols);
+    cpu::quantize(MatrixView{seen.data(), DType::kFP32, rows, cols}, want.t, &g);
     DeviceFp4 out(want);
     out.poison();
-    out.scales.fill_bytes(0);  // the internal launcher leaves the tiled padding to its caller
-    const MatrixView src{din.get(), DType::kBF16, rows, cols, 0, 1, groups};
-    detail::launch_quantize_nvfp4_bf16_tma(src, out.t, dg.get(), /*g_source_is_amax=*/false, nullptr,
-                                           /*max_tiles_per_launch=*/5);
+    quantize(MatrixView{din.get(), DType::kBF16, rows, cols}, out.t, nullptr, dg.get());
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    HostFp4 got(Fp4Format::kNVFP4, l, rows, cols, groups);
+    HostFp4 got(Fp4Format::kNVFP4, l, rows, cols);
     out.download(got);
     EXPECT_EQ(got.data, want.data);
     EXPECT_EQ(got.scales, want.scales);
-    for (std::int64_t i = 0; i < groups; ++i)
-      EXPECT_EQ(float_to_bits(got.global[i]), float_to_bits(want.global[i])) << i;
   }
 }
 
