@@ -168,7 +168,9 @@ __global__ void __launch_bounds__(kThreads, 1) quantize_nvfp4_tma_kernel(
     const std::uint64_t data_at = ((std::uint64_t(group) * shape.rows + row) * shape.cols + col) / 2;
     std::uint64_t scale_at = group * shape.scale_group_bytes;
     if constexpr (kTiled) {
-      // In-group offsets fit 32 bits: validation bounds a group's padded scales below 2^32 bytes.
+      // tiled128x4_offset in unsigned arithmetic (no signed-division fixups on
+      // this per-task path); in-group offsets fit 32 bits: validation bounds a
+      // group's padded scales below 2^32 bytes.
       scale_at += (row / 128) * shape.band_bytes + (scol / 4) * 512 + (row % 32) * 16 + ((row % 128) / 32) * 4 + scol % 4;
     } else {
       scale_at += std::uint64_t(row) * shape.scols + scol;
@@ -197,8 +199,8 @@ void launch_t(const MatrixView& src, const Fp4Tensor& dst, const float* g_source
   shape.scale_group_bytes = static_cast<std::uint64_t>(dst.scale_bytes_per_group());
   const auto kernel = quantize_nvfp4_tma_kernel<kTiled>;
   FP4MOE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
-  int per_sm = 1;
-  FP4MOE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, kSmemBytes));
+  // One CTA per SM: the ring alone takes more than half of an SM's shared memory.
+  static_assert(2 * kSmemBytes > 228 * 1024);
 
   for (std::int64_t g0 = 0; g0 < dst.groups; g0 += per_launch) {
     const std::int64_t groups = std::min(per_launch, dst.groups - g0);
@@ -214,7 +216,7 @@ void launch_t(const MatrixView& src, const Fp4Tensor& dst, const float* g_source
     const CUtensorMap map = kernels::make_bf16_rows_tensor_map(
         static_cast<const std::uint8_t*>(src.data) + g0 * dst.rows * dst.cols * 2, groups, dst.rows, dst.cols,
         kBoxRows, kTiled ? 128 : 256);
-    const std::int64_t grid = std::min<std::int64_t>(order.n_tiles, std::int64_t(current_device_sm_count()) * std::max(per_sm, 1));
+    const std::int64_t grid = std::min<std::int64_t>(order.n_tiles, current_device_sm_count());
     kernel<<<static_cast<unsigned>(grid), kThreads, kSmemBytes, stream>>>(
         map, static_cast<std::uint8_t*>(dst.data) + g0 * dst.rows * (dst.cols / 2),
         static_cast<std::uint8_t*>(dst.scales) + g0 * dst.scale_bytes_per_group(), g_source + g0, g_source_is_amax,
