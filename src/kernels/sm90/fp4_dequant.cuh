@@ -121,6 +121,20 @@ __device__ __forceinline__ uint4 logical_piece(const NibbleSplit (&n)[4], int q,
                     apply_scale<kNvfp4>(raw_pair_from(n[3].lo, n[3].hi, sel), s1));
 }
 
+/// The four scaled BF16x2 pairs of one FP4 word (pair b = byte b: elements
+/// 2b, 2b+1). For an operand fed to wgmma from registers (ptx/wgmma.cuh has
+/// the fragment layout) the K permutation above puts real k 8j..8j+7 of a
+/// chunk, which is word j of its 16 bytes, in the fragments of quad lane j:
+/// k16 step s of the chunk takes pair 2s as a[0] (row g) / a[1] (row g+8),
+/// logical 2j, 2j+1, and pair 2s+1 as a[2] / a[3], logical 2j+8, 2j+9. One
+/// word lies in one scale block (16 or 32 elements).
+template <bool kNvfp4>
+__device__ __forceinline__ void scaled_pairs(std::uint32_t q, const PairScale& s, std::uint32_t (&out)[4]) {
+  const NibbleSplit n = split_nibbles(q);
+#pragma unroll
+  for (int b = 0; b < 4; ++b) out[b] = apply_scale<kNvfp4>(raw_pair_from(n.lo, n.hi, pair_selector(b)), s);
+}
+
 /// Logical position (0..31) of real k r (0..31) inside a chunk.
 __host__ __device__ constexpr int logical_k(int r) {
   return 16 * ((r % 8) / 4) + 8 * ((r % 4) / 2) + 2 * (r / 8) + r % 2;

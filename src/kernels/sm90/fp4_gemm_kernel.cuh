@@ -86,9 +86,13 @@ struct GemmConfig {
   static constexpr bool kPrivateY = kSwap;
   static constexpr int kYUsers = kPrivateY ? kConsumers : 1;
   static constexpr int kYConvBytes = align_up(BN * 128, 1024);
-  // Dequantised X: two BF16 buffers of BM rows × 64 K; warpgroup w owns rows
-  // [64w, 64w+64).
-  static constexpr int kXConvBytes = BM * 128;
+  // X from registers: with swap-AB (X = the weights, the bulk of the bytes)
+  // each consumer thread converts its own wgmma A fragments straight from the
+  // FP4 stage (WgmmaRS), with no BF16 copy in shared memory and no barrier
+  // for it. Otherwise X is dequantised like Y: two BF16 buffers of BM rows ×
+  // 64 K; warpgroup w owns rows [64w, 64w+64).
+  static constexpr bool kXInRegs = kSwap;
+  static constexpr int kXConvBytes = kXInRegs ? 0 : BM * 128;
   static constexpr int kOffConv = kStages * kStageBytes;
   static constexpr int kOffXConv = kOffConv + 2 * kYUsers * kYConvBytes;
   static constexpr int kOffBarriers = kOffXConv + 2 * kXConvBytes;
@@ -272,6 +276,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   const int y_tid = Cfg::kPrivateY ? ctid % 128 : ctid;
   const std::uint32_t bar_free = Cfg::kPrivateY ? 1 + 2 * wg : 1, bar_ready = bar_free + 1;
   using Mma = ptx::WgmmaSS<ptx::BF16, BN>;
+  using MmaRS = ptx::WgmmaRS<ptx::BF16, BN>;
+  // kXInRegs: the A fragments of a 64-K sub-step's four k16 steps, two sets
+  // by sub-step parity (a set is rewritten only after wgmma_wait<1> has seen
+  // the MMAs that read it finish).
+  std::uint32_t afrag[Cfg::kXInRegs ? 2 : 1][4][4] = {};
   float acc[BN / 2];
   std::uint32_t it = 0;
   const std::uint32_t conv_base = ptx::smem_addr(smem + Cfg::kOffConv);
@@ -363,18 +372,48 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       // This buffer pair was last read by this warpgroup's wgmmas two
       // sub-steps ago: wait for them, then for every other user of Y.
       ptx::wgmma_wait<1>();
+      if constexpr (Cfg::kXInRegs) {
+        // The A fragments this sub-step rewrites were read by the MMAs the
+        // wait above saw finish. A use of them here, in a branch never taken
+        // (K ≥ 32 always; the compiler cannot know), keeps their registers
+        // reserved until now: otherwise ptxas may hand them to other values
+        // while those MMAs still read them, and then serialises every
+        // wgmma instead (C7513).
+        if (p.k < 0) {
+#pragma unroll
+          for (int step = 0; step < 4; ++step)
+            ptx::sts128(conv_base, make_uint4(afrag[buf][step][0], afrag[buf][step][1], afrag[buf][step][2], afrag[buf][step][3]));
+        }
+      }
       ptx::named_barrier(bar_free, kYThreads);
       const std::uint32_t ybuf = conv_base + ((Cfg::kPrivateY ? 2 * wg : 0) + buf) * Cfg::kYConvBytes;
       const std::uint32_t xbuf = xconv_base + buf * Cfg::kXConvBytes;
+      // kXInRegs: this thread's FP4 words of X (word j of chunks 2sub, 2sub+1
+      // for rows x_r0, x_r0 + 8) and the scale words that hold their codes,
+      // read first so their latency hides behind Y's dequantisation.
+      std::uint32_t xw[2][2], xcodes[2];
+      if constexpr (Cfg::kXInRegs) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int n = x_r0 + 8 * h, sr = xs_row0 + n;
+#pragma unroll
+          for (int cc = 0; cc < 2; ++cc)
+            xw[cc][h] = ptx::lds32(x_base + swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(n, 2 * sub + cc) + 4 * j);
+          // NVFP4: columns 4sub + {0..3} (this word's: 2cc + j/2); MXFP4:
+          // columns 4(sub/2) + {0..3} (this word's: (2sub + cc) % 4).
+          const std::uint8_t* sc = st + Cfg::kOffXScale + (sr / 128) * 512 * Cfg::kChunksPerStage;
+          xcodes[h] = ptx::lds32(ptx::smem_addr(sc + (kNv ? sub : sub / 2) * 512 + scale_in_chunk(sr % 128, 0)));
+        }
+      }
       // X: this warpgroup's 64 rows (only it reads them); Y: the whole tile,
       // split over the threads that share it.
-      constexpr int kXSplit = split_of(64, 128), kXItems = items_of(64, 128, kXSplit);
+      constexpr int kXSplit = split_of(64, 128), kXItems = Cfg::kXInRegs ? 0 : items_of(64, 128, kXSplit);
       constexpr int kYSplit = split_of(BN, kYThreads), kYItems = items_of(BN, kYThreads, kYSplit);
       // All loads first where registers allow; the two-CTA decode tiles and
       // MoE-dense (a second accumulator) spill with it, and convert X before
       // loading Y.
       constexpr bool kLoadsFirst = !Cfg::kMoe && Cfg::kCtasPerSm == 1;
-      Item xi[kXItems], yi[kYItems];
+      Item xi[kXItems > 0 ? kXItems : 1], yi[kYItems];
 #pragma unroll
       for (int u = 0; u < kXItems; ++u)
         xi[u] = load_item(x_base, st + Cfg::kOffXScale, xs_row0, 64, 64 * wg, kXSplit, ctid % 128 + 128 * u, sub, k_stage);
@@ -391,6 +430,26 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       }
 #pragma unroll
       for (int u = 0; u < kYItems; ++u) store_item(yi[u], BN, 0, kYSplit, y_tid + kYThreads * u, ybuf);
+      if constexpr (Cfg::kXInRegs) {
+#pragma unroll
+        for (int cc = 0; cc < 2; ++cc) {
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            PairScale sc{0u, 0u};
+            if (k_stage + 32 * (2 * sub + cc) < p.k) {  // past K: zero scales
+              const std::uint8_t code = std::uint8_t(xcodes[h] >> (8 * (kNv ? 2 * cc + j / 2 : (2 * sub + cc) % 4)));
+              sc = kNv ? nvfp4_pair_scale(code) : mxfp4_pair_scale(code);
+            }
+            std::uint32_t pairs[4];
+            scaled_pairs<kNv>(xw[cc][h], sc, pairs);
+#pragma unroll
+            for (int s2 = 0; s2 < 2; ++s2) {
+              afrag[buf][2 * cc + s2][h] = pairs[2 * s2];
+              afrag[buf][2 * cc + s2][2 + h] = pairs[2 * s2 + 1];
+            }
+          }
+        }
+      }
       if constexpr (Cfg::kMoe) {
         if (sub == BK / 64 - 1) {
           // The previous expert was folded at sub-step 0 (BK ≥ 128), so its
@@ -417,11 +476,25 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       auto mma_into = [&](auto& d, bool fresh) {
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) ptx::fence_register(d[i]);
+        if constexpr (Cfg::kXInRegs) {
+          // Every fragment of the sub-step is computed before the first
+          // wgmma: the compiler would otherwise sink a step's conversion
+          // between the wgmmas, and ptxas then serialises them (C7513).
+#pragma unroll
+          for (int step = 0; step < 4; ++step)
+#pragma unroll
+            for (int r = 0; r < 4; ++r) ptx::fence_register(afrag[buf][step][r]);
+        }
         ptx::wgmma_fence();
 #pragma unroll
-        for (int step = 0; step < 4; ++step)
-          Mma::mma(d, ptx::smem_desc_k_major_sw128(xbuf + 64 * wg * 128 + 32 * step),
-                   ptx::smem_desc_k_major_sw128(ybuf + 32 * step), !(fresh && step == 0));
+        for (int step = 0; step < 4; ++step) {
+          const std::uint64_t yd = ptx::smem_desc_k_major_sw128(ybuf + 32 * step);
+          if constexpr (Cfg::kXInRegs) {
+            MmaRS::mma(d, afrag[buf][step], yd, !(fresh && step == 0));
+          } else {
+            Mma::mma(d, ptx::smem_desc_k_major_sw128(xbuf + 64 * wg * 128 + 32 * step), yd, !(fresh && step == 0));
+          }
+        }
         ptx::wgmma_commit();
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) ptx::fence_register(d[i]);

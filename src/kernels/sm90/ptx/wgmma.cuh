@@ -1,12 +1,17 @@
 // wgmma support: fences, commit/wait and the shared-memory matrix descriptor.
 // The per-shape mma wrappers are generated (wgmma_generated.cuh).
 //
-// Accumulator layout of m64nNk16 (PTX ISA "Register Fragments"), for thread t
+// Fragment layout of m64nNk16 (PTX ISA "Register Fragments"), for thread t
 // of warp w in the warpgroup, g = t / 4, j = t % 4:
-//   d[4i + {0,1,2,3}] = D[16w+g][8i+2j], D[16w+g][8i+2j+1],
-//                       D[16w+g+8][8i+2j], D[16w+g+8][8i+2j+1]
-// The GEMM epilogue relies on it; the one-hot structure test
-// (tests/gpu/gemm/gemm_structure_test.cpp) checks it end to end.
+//   A from registers (WgmmaRS), a[0..3], two 16-bit values each, low half
+//   first:
+//     a[0] = A[16w+g  ][2j, 2j+1]     a[1] = A[16w+g+8][2j, 2j+1]
+//     a[2] = A[16w+g  ][2j+8, 2j+9]   a[3] = A[16w+g+8][2j+8, 2j+9]
+//   accumulators:
+//     d[4i + {0,1,2,3}] = D[16w+g][8i+2j], D[16w+g][8i+2j+1],
+//                         D[16w+g+8][8i+2j], D[16w+g+8][8i+2j+1]
+// tests/gpu/kernels/wgmma_fragment_test.cu checks both; the GEMM relies on
+// them (its one-hot structure test checks them end to end too).
 #pragma once
 
 #include <cstdint>
@@ -27,6 +32,7 @@ __device__ __forceinline__ void wgmma_wait() {
 /// Keeps the compiler from moving accesses of a register across wgmma
 /// instructions that read or write it asynchronously.
 __device__ __forceinline__ void fence_register(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+__device__ __forceinline__ void fence_register(std::uint32_t& r) { asm volatile("" : "+r"(r)::"memory"); }
 
 /// Descriptor of a K-major operand tile in shared memory stored with the 128B
 /// swizzle: rows of 128 bytes (64 16-bit elements of K), 8-row atoms of 1024

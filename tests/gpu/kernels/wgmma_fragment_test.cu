@@ -1,0 +1,105 @@
+// The register fragments of the wgmma wrappers (kernels/sm90/ptx/wgmma.cuh):
+// one warpgroup multiplies a 64x16 A by a 16xN B (K-major, 128B-swizzled, in
+// shared memory), with A either from registers laid out as the header says
+// (WgmmaRS) or from shared memory (WgmmaSS), and writes D through the
+// documented accumulator layout. Small integers make every product exact, so
+// D must equal the host product bit for bit; a wrong fragment index moves a
+// value and breaks it.
+#include <gtest/gtest.h>
+
+#include <cuda_bf16.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/sm90/ptx/memory.cuh"
+#include "kernels/sm90/ptx/wgmma.cuh"
+#include "support/test_support.hpp"
+
+namespace fp4moe::ptx {
+namespace {
+
+constexpr int kM = 64, kK = 16;
+
+__device__ std::uint16_t bf16_bits(float f) { return __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
+
+/// Byte offset of element (row, k) of a K-major tile with 128-byte rows and
+/// the 128B swizzle (16-byte chunk c of row r stored at chunk c ^ (r % 8)).
+__device__ std::uint32_t sw128_offset(int row, int k) {
+  const int chunk = (k * 2) / 16, in_chunk = (k * 2) % 16;
+  return row * 128 + ((chunk ^ (row % 8)) * 16) + in_chunk;
+}
+
+template <int N, bool kRegA>
+__global__ void fragment_kernel(const float* a, const float* b, float* d) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  __shared__ __align__(1024) std::uint8_t tile_b[N * 128];
+  __shared__ __align__(1024) std::uint8_t tile_a[kM * 128];
+  const int t = threadIdx.x, w = t / 32, g = (t % 32) / 4, j = t % 4;
+  for (int i = t; i < N * kK; i += 128) {
+    const int n = i / kK, k = i % kK;
+    *reinterpret_cast<std::uint16_t*>(tile_b + sw128_offset(n, k)) = bf16_bits(b[n * kK + k]);
+  }
+  for (int i = t; i < kM * kK; i += 128) {
+    const int m = i / kK, k = i % kK;
+    *reinterpret_cast<std::uint16_t*>(tile_a + sw128_offset(m, k)) = bf16_bits(a[m * kK + k]);
+  }
+  fence_proxy_async_smem();
+  __syncthreads();
+  // a[0..3] as documented: rows 16w+g (+8), k pairs 2j (+8).
+  auto pair = [&](int row, int k) {
+    return std::uint32_t(bf16_bits(a[row * kK + k])) | (std::uint32_t(bf16_bits(a[row * kK + k + 1])) << 16);
+  };
+  const std::uint32_t frag[4] = {pair(16 * w + g, 2 * j), pair(16 * w + g + 8, 2 * j), pair(16 * w + g, 2 * j + 8),
+                                 pair(16 * w + g + 8, 2 * j + 8)};
+  float acc[N / 2];
+  for (int i = 0; i < N / 2; ++i) acc[i] = -1.0f;  // overwritten: accumulate = false
+  wgmma_fence();
+  if constexpr (kRegA) {
+    WgmmaRS<BF16, N>::mma(acc, frag, smem_desc_k_major_sw128(smem_addr(tile_b)), false);
+  } else {
+    WgmmaSS<BF16, N>::mma(acc, smem_desc_k_major_sw128(smem_addr(tile_a)), smem_desc_k_major_sw128(smem_addr(tile_b)),
+                          false);
+  }
+  wgmma_commit();
+  wgmma_wait<0>();
+  for (int i = 0; i < N / 8; ++i)
+    for (int h = 0; h < 2; ++h)
+      for (int e = 0; e < 2; ++e) d[(16 * w + g + 8 * h) * N + 8 * i + 2 * j + e] = acc[4 * i + 2 * h + e];
+#endif
+}
+
+template <int N, bool kRegA>
+void check_fragments() {
+  std::vector<float> a(kM * kK), b(N * kK), want(kM * N, 0.0f);
+  for (int i = 0; i < kM * kK; ++i) a[i] = float((i * 7 + 3) % 11) - 5.0f;
+  for (int i = 0; i < N * kK; ++i) b[i] = float((i * 5 + 1) % 9) - 4.0f;
+  for (int m = 0; m < kM; ++m)
+    for (int n = 0; n < N; ++n)
+      for (int k = 0; k < kK; ++k) want[m * N + n] += a[m * kK + k] * b[n * kK + k];
+  test::DeviceBuffer<float> da(a.size()), db(b.size()), dd(want.size());
+  da.upload(a);
+  db.upload(b);
+  dd.fill_bytes(0xff);  // NaN: an element the layout misses stays NaN
+  fragment_kernel<N, kRegA><<<1, 128>>>(da.get(), db.get(), dd.get());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::vector<float> got = dd.download();
+  for (int m = 0; m < kM; ++m)
+    for (int n = 0; n < N; ++n) ASSERT_EQ(got[m * N + n], want[m * N + n]) << "D[" << m << "][" << n << "], N = " << N;
+}
+
+TEST(WgmmaFragments, RegisterAMatchesTheDocumentedLayoutN16) {
+  FP4MOE_REQUIRE_GPU();
+  check_fragments<16, true>();
+}
+TEST(WgmmaFragments, RegisterAMatchesTheDocumentedLayoutN64) {
+  FP4MOE_REQUIRE_GPU();
+  check_fragments<64, true>();
+}
+TEST(WgmmaFragments, SharedAMatchesTheDocumentedLayoutN128) {
+  FP4MOE_REQUIRE_GPU();
+  check_fragments<128, false>();
+}
+
+}  // namespace
+}  // namespace fp4moe::ptx
