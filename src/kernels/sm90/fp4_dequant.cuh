@@ -81,6 +81,19 @@ __device__ __forceinline__ PairScale mxfp4_pair_scale(std::uint8_t ue8m0) {
   return {0x7e807e80u, e | (e << 16)};
 }
 
+/// The per-code word a scale table holds (one 32-bit entry per scale code,
+/// built once per CTA so the main loop turns a code into its factor with one
+/// shared-memory load): NVFP4 the factor s·2^117, MXFP4 2^e (its other factor,
+/// 2^126, is the same for every code).
+template <bool kNvfp4>
+__device__ __forceinline__ std::uint32_t scale_table_entry(std::uint8_t code) {
+  return kNvfp4 ? nvfp4_pair_scale(code).first : mxfp4_pair_scale(code).second;
+}
+template <bool kNvfp4>
+__device__ __forceinline__ PairScale pair_scale_from_table(std::uint32_t entry) {
+  return kNvfp4 ? PairScale{entry, 0u} : PairScale{0x7e807e80u, entry};
+}
+
 template <bool kNvfp4>
 __device__ __forceinline__ std::uint32_t apply_scale(std::uint32_t raw, const PairScale& s) {
   if constexpr (kNvfp4) {

@@ -110,7 +110,10 @@ struct GemmConfig {
   static constexpr int kOffAlphaRing = kOffPrefix + 4 * kPrefixInts;
   // Split-K: where the consumers learn whether they finish a tile.
   static constexpr int kOffSplitFlag = kOffAlphaRing + (kMoe ? 4 * BT * kAlphaLookahead : 0);
-  static constexpr int kSmemBytes = kOffSplitFlag + 16 + 1024;  // + alignment slack
+  // The scale table: one 32-bit factor per scale code (fp4_dequant.cuh,
+  // scale_table_entry), so the loops never convert a code themselves.
+  static constexpr int kOffScaleTable = kOffSplitFlag + 16;
+  static constexpr int kSmemBytes = kOffScaleTable + 4 * 256 + 1024;  // + alignment slack
   static constexpr int kTileFloats = BM * BN;  // one split-K partial tile
   // The 128 x 256 tile keeps 128 accumulators per thread: the split-K
   // reduction's extra registers make ptxas spill there (measured: 1 KB), and
@@ -186,6 +189,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       if (threadIdx.x < 32) stream_k_segments_into_table<Cfg::BT, Cfg::BW>(p, prefix, p.experts);
     }
   }
+  for (int code = threadIdx.x; code < 256; code += Cfg::kThreads)
+    reinterpret_cast<std::uint32_t*>(smem + Cfg::kOffScaleTable)[code] = scale_table_entry<kNv>(std::uint8_t(code));
   if constexpr (Cfg::kFc1) {  // NVFP4 output: its global decode scale 1/g
     if (p.fc1_decode_out && blockIdx.x == 0 && threadIdx.x == 0) *p.fc1_decode_out = 1.0f / *p.fc1_encode_scale;
   }
@@ -283,8 +288,29 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   std::uint32_t afrag[Cfg::kXInRegs ? 2 : 1][4][4] = {};
   float acc[BN / 2];
   std::uint32_t it = 0;
-  const std::uint32_t conv_base = ptx::smem_addr(smem + Cfg::kOffConv);
-  const std::uint32_t xconv_base = ptx::smem_addr(smem + Cfg::kOffXConv);
+  const std::uint32_t smem_base = ptx::smem_addr(smem);
+  const std::uint32_t conv_base = smem_base + Cfg::kOffConv;
+  const std::uint32_t xconv_base = smem_base + Cfg::kOffXConv;
+  const std::uint32_t table_base = smem_base + Cfg::kOffScaleTable;
+  // The block scale of `code`: one table load.
+  auto pair_scale = [&](std::uint32_t code) {
+    return pair_scale_from_table<kNv>(ptx::lds32(table_base + 4 * (code & 0xffu)));
+  };
+  // wgmma descriptors of the BF16 buffers, per buffer parity, as their low
+  // words (the high word is the same for all): a k16 step inside a buffer
+  // adds 32 bytes, 2 in the address field, which cannot carry (shared
+  // addresses stay below 2^18).
+  const std::uint32_t ybuf0 = conv_base + (Cfg::kPrivateY ? 2 * wg : 0) * Cfg::kYConvBytes;
+  const std::uint32_t ydesc[2] = {ptx::smem_desc_k_major_sw128_lo(ybuf0),
+                                  ptx::smem_desc_k_major_sw128_lo(ybuf0 + Cfg::kYConvBytes)};
+  const std::uint32_t xdesc[2] = {ptx::smem_desc_k_major_sw128_lo(xconv_base + 64 * wg * 128),
+                                  ptx::smem_desc_k_major_sw128_lo(xconv_base + Cfg::kXConvBytes + 64 * wg * 128)};
+  // kXInRegs: this thread's FP4 word of chunk c of X in a stage at S is at
+  // (S + xw_off) ^ (c << 4) for row x_r0, and kXRowStep bytes on for row
+  // x_r0 + 8: the swizzle XORs the chunk index with address bits the two
+  // rows share, which xw_off already carries (swizzled's rule).
+  constexpr std::uint32_t kXRowStep = 8 * Cfg::kRowBytes;
+  const std::uint32_t xw_off = swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(x_r0, 0) + 4 * j;
 
   // Dequantisation of `rows` rows × 2 chunks (32 k each) of an FP4 tile in
   // stage memory into a BF16 buffer, split over `threads` threads. A small
@@ -302,7 +328,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     return 2 * rows >= threads ? 1 : (8 * rows <= threads ? 4 : threads / (2 * rows));
   };
   constexpr auto items_of = [](int rows, int threads, int split) { return (2 * rows * split + threads - 1) / threads; };
-  auto load_item = [&](std::uint32_t fp4_base, const std::uint8_t* scales, int scale_row0, int rows, int row0, int split,
+  auto load_item = [&](std::uint32_t fp4_base, std::uint32_t scales, int scale_row0, int rows, int row0, int split,
                        int item, int sub, int k_stage) {
     Item it{make_uint4(0, 0, 0, 0), 0u, -1};
     if (item >= 2 * rows * split) return it;
@@ -310,11 +336,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     const int n = row0 + it.rc % rows, cc = it.rc / rows, chunk = 2 * sub + cc;
     it.raw = ptx::lds128(fp4_base + swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(n, chunk));
     const int band = (scale_row0 + n) / 128, r = (scale_row0 + n) % 128;
-    const std::uint8_t* sc = scales + band * 512 * Cfg::kChunksPerStage;
+    const std::uint32_t sc = scales + band * 512 * Cfg::kChunksPerStage;
     if (k_stage + 32 * chunk < p.k) {
       const int col0 = kNv ? 2 * chunk : chunk;
-      it.codes = sc[(col0 / 4) * 512 + scale_in_chunk(r, col0 % 4)];
-      if constexpr (kNv) it.codes |= std::uint32_t(sc[((col0 + 1) / 4) * 512 + scale_in_chunk(r, (col0 + 1) % 4)]) << 8;
+      it.codes = ptx::lds8(sc + (col0 / 4) * 512 + scale_in_chunk(r, col0 % 4));
+      if constexpr (kNv) it.codes |= ptx::lds8(sc + ((col0 + 1) / 4) * 512 + scale_in_chunk(r, (col0 + 1) % 4)) << 8;
     } else {
       it.codes = 0xffffffffu;  // past K: zero scales
     }
@@ -328,8 +354,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
                               split_nibbles(it.raw.w)};
     PairScale s0{0u, 0u}, s1{0u, 0u};
     if (it.codes != 0xffffffffu) {
-      s0 = kNv ? nvfp4_pair_scale(std::uint8_t(it.codes)) : mxfp4_pair_scale(std::uint8_t(it.codes));
-      s1 = kNv ? nvfp4_pair_scale(std::uint8_t(it.codes >> 8)) : s0;
+      s0 = pair_scale(it.codes);
+      s1 = kNv ? pair_scale(it.codes >> 8) : s0;
     }
     for (int pq = 0; pq < pieces; ++pq) {
       const int q = part * pieces + pq;
@@ -363,8 +389,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // last stage.
   auto consume_stage = [&](int s, int kb, const std::uint8_t* header, bool ends_expert, std::int32_t xs_row0,
                            std::int32_t ys_row0) {
-    std::uint8_t* st = smem + s * Cfg::kStageBytes;
-    const std::uint32_t x_base = ptx::smem_addr(st), y_base = ptx::smem_addr(st + Cfg::kOffY);
+    const std::uint32_t x_base = smem_base + s * Cfg::kStageBytes, y_base = x_base + Cfg::kOffY;
     const int k_stage = kb * BK;
 #pragma unroll
     for (int sub = 0; sub < BK / 64; ++sub) {
@@ -386,7 +411,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         }
       }
       ptx::named_barrier(bar_free, kYThreads);
-      const std::uint32_t ybuf = conv_base + ((Cfg::kPrivateY ? 2 * wg : 0) + buf) * Cfg::kYConvBytes;
+      const std::uint32_t ybuf = ybuf0 + buf * Cfg::kYConvBytes;
       const std::uint32_t xbuf = xconv_base + buf * Cfg::kXConvBytes;
       // kXInRegs: this thread's FP4 words of X (word j of chunks 2sub, 2sub+1
       // for rows x_r0, x_r0 + 8) and the scale words that hold their codes,
@@ -394,15 +419,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       std::uint32_t xw[2][2], xcodes[2];
       if constexpr (Cfg::kXInRegs) {
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int n = x_r0 + 8 * h, sr = xs_row0 + n;
+        for (int cc = 0; cc < 2; ++cc) {
+          const std::uint32_t a = (x_base + xw_off) ^ ((2 * sub + cc) << 4);
+          xw[cc][0] = ptx::lds32(a);
+          xw[cc][1] = ptx::lds32(a + kXRowStep);
+        }
 #pragma unroll
-          for (int cc = 0; cc < 2; ++cc)
-            xw[cc][h] = ptx::lds32(x_base + swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(n, 2 * sub + cc) + 4 * j);
-          // NVFP4: columns 4sub + {0..3} (this word's: 2cc + j/2); MXFP4:
-          // columns 4(sub/2) + {0..3} (this word's: (2sub + cc) % 4).
-          const std::uint8_t* sc = st + Cfg::kOffXScale + (sr / 128) * 512 * Cfg::kChunksPerStage;
-          xcodes[h] = ptx::lds32(ptx::smem_addr(sc + (kNv ? sub : sub / 2) * 512 + scale_in_chunk(sr % 128, 0)));
+        for (int h = 0; h < 2; ++h) {
+          // NVFP4: columns 4sub + {0..3} (this word's: 2cc + j/2, so shifted
+          // by j/2 bytes it is byte 2cc); MXFP4: columns 4(sub/2) + {0..3}
+          // (this word's: (2sub + cc) % 4).
+          const int sr = xs_row0 + x_r0 + 8 * h;
+          xcodes[h] = ptx::lds32(x_base + Cfg::kOffXScale + (sr / 128) * 512 * Cfg::kChunksPerStage +
+                                 (kNv ? sub : sub / 2) * 512 + scale_in_chunk(sr % 128, 0));
+          if constexpr (kNv) xcodes[h] >>= 8 * (j / 2);
         }
       }
       // X: this warpgroup's 64 rows (only it reads them); Y: the whole tile,
@@ -416,14 +446,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       Item xi[kXItems > 0 ? kXItems : 1], yi[kYItems];
 #pragma unroll
       for (int u = 0; u < kXItems; ++u)
-        xi[u] = load_item(x_base, st + Cfg::kOffXScale, xs_row0, 64, 64 * wg, kXSplit, ctid % 128 + 128 * u, sub, k_stage);
+        xi[u] = load_item(x_base, x_base + Cfg::kOffXScale, xs_row0, 64, 64 * wg, kXSplit, ctid % 128 + 128 * u, sub, k_stage);
       if constexpr (!kLoadsFirst) {
 #pragma unroll
         for (int u = 0; u < kXItems; ++u) store_item(xi[u], 64, 64 * wg, kXSplit, ctid % 128 + 128 * u, xbuf);
       }
 #pragma unroll
       for (int u = 0; u < kYItems; ++u)
-        yi[u] = load_item(y_base, st + Cfg::kOffYScale, ys_row0, BN, 0, kYSplit, y_tid + kYThreads * u, sub, k_stage);
+        yi[u] = load_item(y_base, x_base + Cfg::kOffYScale, ys_row0, BN, 0, kYSplit, y_tid + kYThreads * u, sub, k_stage);
       if constexpr (kLoadsFirst) {
 #pragma unroll
         for (int u = 0; u < kXItems; ++u) store_item(xi[u], 64, 64 * wg, kXSplit, ctid % 128 + 128 * u, xbuf);
@@ -436,10 +466,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             PairScale sc{0u, 0u};
-            if (k_stage + 32 * (2 * sub + cc) < p.k) {  // past K: zero scales
-              const std::uint8_t code = std::uint8_t(xcodes[h] >> (8 * (kNv ? 2 * cc + j / 2 : (2 * sub + cc) % 4)));
-              sc = kNv ? nvfp4_pair_scale(code) : mxfp4_pair_scale(code);
-            }
+            if (k_stage + 32 * (2 * sub + cc) < p.k)  // past K: zero scales
+              sc = pair_scale(xcodes[h] >> (8 * (kNv ? 2 * cc : (2 * sub + cc) % 4)));
             std::uint32_t pairs[4];
             scaled_pairs<kNv>(xw[cc][h], sc, pairs);
 #pragma unroll
@@ -488,11 +516,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         ptx::wgmma_fence();
 #pragma unroll
         for (int step = 0; step < 4; ++step) {
-          const std::uint64_t yd = ptx::smem_desc_k_major_sw128(ybuf + 32 * step);
+          const std::uint64_t yd = ptx::smem_desc_sw128_from_lo(ydesc[buf] + 2 * step);
           if constexpr (Cfg::kXInRegs) {
             MmaRS::mma(d, afrag[buf][step], yd, !(fresh && step == 0));
           } else {
-            Mma::mma(d, ptx::smem_desc_k_major_sw128(xbuf + 64 * wg * 128 + 32 * step), yd, !(fresh && step == 0));
+            Mma::mma(d, ptx::smem_desc_sw128_from_lo(xdesc[buf] + 2 * step), yd, !(fresh && step == 0));
           }
         }
         ptx::wgmma_commit();

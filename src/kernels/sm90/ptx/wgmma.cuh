@@ -46,5 +46,13 @@ __device__ __forceinline__ std::uint64_t smem_desc_k_major_sw128(std::uint32_t s
   d |= std::uint64_t(1) << 62;              // swizzle mode: 128B
   return d;
 }
+/// The same descriptor split in two: its low word, which holds the address
+/// (a loop can step it with 32-bit adds), and the constant high word.
+__device__ __forceinline__ std::uint32_t smem_desc_k_major_sw128_lo(std::uint32_t smem) {
+  return std::uint32_t(smem_desc_k_major_sw128(smem));
+}
+__device__ __forceinline__ std::uint64_t smem_desc_sw128_from_lo(std::uint32_t lo) {
+  return (std::uint64_t((1024 >> 4) | (1u << 30)) << 32) | lo;
+}
 
 }  // namespace fp4moe::ptx
