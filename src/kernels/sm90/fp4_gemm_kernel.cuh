@@ -54,9 +54,7 @@ struct GemmConfig {
   // schedulers twice the warps to hide latency with.
   static constexpr int kCtasPerSm = kCtasPerSm_;
   static constexpr int kRegsPerThread = 65536 / (kThreads * kCtasPerSm) / 8 * 8;
-  // The producer warpgroup also converts Y where kYByProducer (it holds an
-  // FP4 chunk and its BF16 pieces).
-  static constexpr int kProducerRegs = kSwap ? 56 : 40;
+  static constexpr int kProducerRegs = 40;
   static constexpr int kConsumerRegs = ((kRegsPerThread * kThreads - kProducerRegs * 128) / kConsumerThreads) / 8 * 8;
   static constexpr int kBlock = kNvfp4 ? 16 : 32;
   static constexpr int BT = kSwap ? BN : BM;  // tokens per tile
@@ -88,16 +86,6 @@ struct GemmConfig {
   static constexpr bool kPrivateY = kSwap;
   static constexpr int kYUsers = kPrivateY ? kConsumers : 1;
   static constexpr int kYConvBytes = align_up(BN * 128, 1024);
-  // With swap-AB, Y (the few tokens) is dequantised once per CTA by the
-  // producer warpgroup's idle warps 1-3 (kYConverters threads) into a ring of
-  // kYSlots BF16 buffers, one per 64-K sub-step, handed to the consumers by
-  // y_full / y_empty mbarriers: the consumers then only convert their own X
-  // fragments and issue MMAs, with no named barrier. (Same shared memory as
-  // the two private buffer pairs it replaces.)
-  static constexpr bool kYByProducer = kSwap;
-  static constexpr int kYConverters = 96;
-  static constexpr int kYSlots = 4;
-  static constexpr int kYConvBuffers = kYByProducer ? kYSlots : 2 * kYUsers;
   // X from registers: with swap-AB (X = the weights, the bulk of the bytes)
   // each consumer thread converts its own wgmma A fragments straight from the
   // FP4 stage (WgmmaRS), with no BF16 copy in shared memory and no barrier
@@ -106,10 +94,9 @@ struct GemmConfig {
   static constexpr bool kXInRegs = kSwap;
   static constexpr int kXConvBytes = kXInRegs ? 0 : BM * 128;
   static constexpr int kOffConv = kStages * kStageBytes;
-  static constexpr int kOffXConv = kOffConv + kYConvBuffers * kYConvBytes;
+  static constexpr int kOffXConv = kOffConv + 2 * kYUsers * kYConvBytes;
   static constexpr int kOffBarriers = kOffXConv + 2 * kXConvBytes;
-  // full/empty per stage, then (kYByProducer) y_full/y_empty per Y slot.
-  static constexpr int kOffPrefix = kOffBarriers + 16 * kStages + (kYByProducer ? 16 * kYSlots : 0);
+  static constexpr int kOffPrefix = kOffBarriers + 16 * kStages;
   // MoE-dense: the producer warp's ring of alpha columns (one expert's alpha
   // for the tile's tokens per slot), fetched kAlphaLookahead experts ahead
   // so deciding whether to skip an expert never waits on memory.
@@ -166,8 +153,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   std::uint8_t* smem = reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t(1023));
   std::uint64_t* full = reinterpret_cast<std::uint64_t*>(smem + Cfg::kOffBarriers);
   std::uint64_t* empty = full + kStages;
-  std::uint64_t* y_full = empty + kStages;  // kYByProducer only
-  std::uint64_t* y_empty = y_full + Cfg::kYSlots;
   std::int32_t* prefix = reinterpret_cast<std::int32_t*>(smem + Cfg::kOffPrefix);
 
   const CUtensorMap* tmap_x = Cfg::kSwap ? &tmap_b : &tmap_a;
@@ -182,14 +167,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       // it: an arrive orders only the arriving thread's accesses, so one
       // arrive after a named barrier would lean on the barrier for the
       // others' (compute-sanitizer racecheck cannot follow that).
-      // (kYByProducer: the Y converters read every stage too.)
-      ptx::mbar_init(&empty[s], Cfg::kConsumerThreads + (Cfg::kYByProducer ? Cfg::kYConverters : 0));
-    }
-    if constexpr (Cfg::kYByProducer) {
-      for (int b = 0; b < Cfg::kYSlots; ++b) {
-        ptx::mbar_init(&y_full[b], Cfg::kYConverters);
-        ptx::mbar_init(&y_empty[b], Cfg::kConsumerThreads);
-      }
+      ptx::mbar_init(&empty[s], Cfg::kConsumerThreads);
     }
     ptx::fence_mbarrier_init();
   }
@@ -270,6 +248,46 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
                        ys + (std::int64_t(y_band(b)) * py.scale_chunks + chunk0) * 512, 512 * chunks, &full[s]);
   };
 
+  if (threadIdx.x < 128) {
+    // ------------------------------------------------------------ producer
+    ptx::setmaxnreg_dec<Cfg::kProducerRegs>();
+    if constexpr (Cfg::kMoe) {
+      if (threadIdx.x < 32) moe_produce<Cfg>(p, sched, smem, full, empty, load_stage);
+    } else if (threadIdx.x == 0) {
+      ptx::prefetch_tensor_map(tmap_x);
+      ptx::prefetch_tensor_map(tmap_y);
+      std::uint32_t it = 0;
+      Tile t;
+      for (std::int32_t i = 0; sched.work(i, t); ++i) {
+        if (t.group < 0) continue;  // contiguous padding block: nothing to load
+        for (int kb = t.unit_begin; kb < t.unit_end; ++kb, ++it) {
+          const int s = it % kStages;
+          ptx::mbar_wait(&empty[s], ((it / kStages) & 1) ^ 1);
+          load_stage(s, t, kb);
+        }
+      }
+    }
+    return;
+  }
+
+  // ------------------------------------------------------------ consumers
+  ptx::setmaxnreg_inc<Cfg::kConsumerRegs>();
+  const int ctid = threadIdx.x - 128;          // 0..255
+  const int wg = ctid / 128, warp = (ctid / 32) % 4, lane = ctid % 32;
+  const int g = lane / 4, j = lane % 4;
+  const int x_r0 = 64 * wg + 16 * warp + g;    // this thread's X rows: x_r0, x_r0 + 8
+  // The threads that dequantise and synchronise on one Y buffer pair.
+  constexpr int kYThreads = Cfg::kPrivateY ? 128 : Cfg::kConsumerThreads;
+  const int y_tid = Cfg::kPrivateY ? ctid % 128 : ctid;
+  const std::uint32_t bar_free = Cfg::kPrivateY ? 1 + 2 * wg : 1, bar_ready = bar_free + 1;
+  using Mma = ptx::WgmmaSS<ptx::BF16, BN>;
+  using MmaRS = ptx::WgmmaRS<ptx::BF16, BN>;
+  // kXInRegs: the A fragments of a 64-K sub-step's four k16 steps, two sets
+  // by sub-step parity (a set is rewritten only after wgmma_wait<1> has seen
+  // the MMAs that read it finish).
+  std::uint32_t afrag[Cfg::kXInRegs ? 2 : 1][4][4] = {};
+  float acc[BN / 2];
+  std::uint32_t it = 0;
   const std::uint32_t smem_base = ptx::smem_addr(smem);
   const std::uint32_t conv_base = smem_base + Cfg::kOffConv;
   const std::uint32_t xconv_base = smem_base + Cfg::kOffXConv;
@@ -278,6 +296,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   auto pair_scale = [&](std::uint32_t code) {
     return pair_scale_from_table<kNv>(ptx::lds32(table_base + 4 * (code & 0xffu)));
   };
+  // wgmma descriptors of the BF16 buffers, per buffer parity, as their low
+  // words (the high word is the same for all): a k16 step inside a buffer
+  // adds 32 bytes, 2 in the address field, which cannot carry (shared
+  // addresses stay below 2^18).
+  const std::uint32_t ybuf0 = conv_base + (Cfg::kPrivateY ? 2 * wg : 0) * Cfg::kYConvBytes;
+  const std::uint32_t ydesc[2] = {ptx::smem_desc_k_major_sw128_lo(ybuf0),
+                                  ptx::smem_desc_k_major_sw128_lo(ybuf0 + Cfg::kYConvBytes)};
+  const std::uint32_t xdesc[2] = {ptx::smem_desc_k_major_sw128_lo(xconv_base + 64 * wg * 128),
+                                  ptx::smem_desc_k_major_sw128_lo(xconv_base + Cfg::kXConvBytes + 64 * wg * 128)};
+  // kXInRegs: this thread's FP4 word of chunk c of X in a stage at S is at
+  // (S + xw_off) ^ (c << 4) for row x_r0, and kXRowStep bytes on for row
+  // x_r0 + 8: the swizzle XORs the chunk index with address bits the two
+  // rows share, which xw_off already carries (swizzled's rule).
+  constexpr std::uint32_t kXRowStep = 8 * Cfg::kRowBytes;
+  const std::uint32_t xw_off = swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(x_r0, 0) + 4 * j;
 
   // Dequantisation of `rows` rows × 2 chunks (32 k each) of an FP4 tile in
   // stage memory into a BF16 buffer, split over `threads` threads. A small
@@ -331,124 +364,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     }
   };
 
-  // kYByProducer: the Y converters (producer warps 1-3) walk the same stages
-  // as the consumers and dequantise each 64-K sub-step's Y into the next
-  // slot of the Y ring (cvt: 0..95).
-  auto convert_y = [&](int cvt) {
-    constexpr int kCv = Cfg::kYConverters;
-    constexpr int kSplit = 2 * BN >= kCv ? 1 : 2;  // BN = 16: 32 chunks, two pieces per item
-    constexpr int kItems = items_of(BN, kCv, kSplit);
-    std::uint32_t it = 0, ysub = 0;
-    auto convert_stage = [&](int s, int kb, std::int32_t ys_row0) {
-      const std::uint32_t st = smem_base + s * Cfg::kStageBytes;
-#pragma unroll
-      for (int sub = 0; sub < BK / 64; ++sub, ++ysub) {
-        Item yi[kItems];
-#pragma unroll
-        for (int u = 0; u < kItems; ++u)
-          yi[u] = load_item(st + Cfg::kOffY, st + Cfg::kOffYScale, ys_row0, BN, 0, kSplit, cvt + kCv * u, sub, kb * BK);
-        if (sub == BK / 64 - 1) ptx::mbar_arrive(&empty[s]);  // this thread's last read of the stage
-        const std::uint32_t slot = ysub % Cfg::kYSlots;
-        ptx::mbar_wait(&y_empty[slot], ((ysub / Cfg::kYSlots) & 1) ^ 1);
-#pragma unroll
-        for (int u = 0; u < kItems; ++u) store_item(yi[u], BN, 0, kSplit, cvt + kCv * u, conv_base + slot * Cfg::kYConvBytes);
-        ptx::fence_proxy_async_smem();  // the BF16 pieces are read by wgmma (async proxy)
-        ptx::mbar_arrive(&y_full[slot]);
-      }
-    };
-    Tile t;
-    for (std::int32_t work_item = 0; sched.work(work_item, t); ++work_item) {
-      const std::int32_t ys_row0 = y_scale_row0(t) % 128;
-      if constexpr (Cfg::kMoe) {
-        for (;;) {
-          const int s = it % kStages;
-          ptx::mbar_wait(&full[s], (it / kStages) & 1);
-          ++it;
-          const MoeStageHeader h = *reinterpret_cast<const MoeStageHeader*>(smem + s * Cfg::kStageBytes + Cfg::kOffHeader);
-          if (h.flags & kEndsTile) {
-            ptx::mbar_arrive(&empty[s]);
-            break;
-          }
-          convert_stage(s, h.kb, ys_row0);
-        }
-      } else if (t.group >= 0) {
-        for (int kb = t.unit_begin; kb < t.unit_end; ++kb, ++it) {
-          const int s = it % kStages;
-          ptx::mbar_wait(&full[s], (it / kStages) & 1);
-          convert_stage(s, kb, ys_row0);
-        }
-      }
-    }
-  };
-
-  if (threadIdx.x < 128) {
-    // ------------------------------------------------------------ producer
-    ptx::setmaxnreg_dec<Cfg::kProducerRegs>();
-    if constexpr (Cfg::kMoe) {
-      if (threadIdx.x < 32) moe_produce<Cfg>(p, sched, smem, full, empty, load_stage);
-    } else if (threadIdx.x == 0) {
-      ptx::prefetch_tensor_map(tmap_x);
-      ptx::prefetch_tensor_map(tmap_y);
-      std::uint32_t it = 0;
-      Tile t;
-      for (std::int32_t i = 0; sched.work(i, t); ++i) {
-        if (t.group < 0) continue;  // contiguous padding block: nothing to load
-        for (int kb = t.unit_begin; kb < t.unit_end; ++kb, ++it) {
-          const int s = it % kStages;
-          ptx::mbar_wait(&empty[s], ((it / kStages) & 1) ^ 1);
-          load_stage(s, t, kb);
-        }
-      }
-    }
-    if constexpr (Cfg::kYByProducer) {
-      if (threadIdx.x >= 32) convert_y(threadIdx.x - 32);
-    }
-    return;
-  }
-
-  // ------------------------------------------------------------ consumers
-  ptx::setmaxnreg_inc<Cfg::kConsumerRegs>();
-  const int ctid = threadIdx.x - 128;          // 0..255
-  const int wg = ctid / 128, warp = (ctid / 32) % 4, lane = ctid % 32;
-  const int g = lane / 4, j = lane % 4;
-  const int x_r0 = 64 * wg + 16 * warp + g;    // this thread's X rows: x_r0, x_r0 + 8
-  // The threads that dequantise and synchronise on one Y buffer pair.
-  constexpr int kYThreads = Cfg::kPrivateY ? 128 : Cfg::kConsumerThreads;
-  const int y_tid = Cfg::kPrivateY ? ctid % 128 : ctid;
-  const std::uint32_t bar_free = Cfg::kPrivateY ? 1 + 2 * wg : 1, bar_ready = bar_free + 1;
-  using Mma = ptx::WgmmaSS<ptx::BF16, BN>;
-  using MmaRS = ptx::WgmmaRS<ptx::BF16, BN>;
-  // kXInRegs: the A fragments of a 64-K sub-step's four k16 steps, two sets
-  // by sub-step parity (a set is rewritten only after wgmma_wait<1> has seen
-  // the MMAs that read it finish).
-  std::uint32_t afrag[Cfg::kXInRegs ? 2 : 1][4][4] = {};
-  float acc[BN / 2];
-  std::uint32_t it = 0;
-  // wgmma descriptors of the BF16 buffers, per buffer parity, as their low
-  // words (the high word is the same for all): a k16 step inside a buffer
-  // adds 32 bytes, 2 in the address field, which cannot carry (shared
-  // addresses stay below 2^18).
-  const std::uint32_t ybuf0 = conv_base + (Cfg::kPrivateY && !Cfg::kYByProducer ? 2 * wg : 0) * Cfg::kYConvBytes;
-  // kYByProducer: sub-steps consumed so far (the Y ring position) and the
-  // slot whose MMAs may still run (-1: none).
-  std::uint32_t ysub = 0;
-  std::int32_t held_yslot = -1;
-  auto release_y_slot = [&] {
-    if (held_yslot >= 0) ptx::mbar_arrive(&y_empty[held_yslot]);
-    held_yslot = -1;
-  };
-  const std::uint32_t ydesc[2] = {ptx::smem_desc_k_major_sw128_lo(ybuf0),
-                                  ptx::smem_desc_k_major_sw128_lo(ybuf0 + Cfg::kYConvBytes)};
-  const std::uint32_t xdesc[2] = {ptx::smem_desc_k_major_sw128_lo(xconv_base + 64 * wg * 128),
-                                  ptx::smem_desc_k_major_sw128_lo(xconv_base + Cfg::kXConvBytes + 64 * wg * 128)};
-  // kXInRegs: this thread's FP4 word of chunk c of X in a stage at S is at
-  // (S + xw_off) ^ (c << 4) for row x_r0, and kXRowStep bytes on for row
-  // x_r0 + 8: the swizzle XORs the chunk index with address bits the two
-  // rows share, which xw_off already carries (swizzled's rule).
-  constexpr std::uint32_t kXRowStep = 8 * Cfg::kRowBytes;
-  const std::uint32_t xw_off = swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(x_r0, 0) + 4 * j;
-
-
   // MoE-dense: each expert's product goes to `expert_acc` and is folded into `acc`
   // as acc += alpha·expert_acc, with alpha per token: X rows (x_r0, x_r0 + 8)
   // without swap-AB, Y columns (8i + 2j + e) with it.
@@ -481,9 +396,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       const int buf = sub % 2;
       // This buffer pair was last read by this warpgroup's wgmmas two
       // sub-steps ago: wait for them, then for every other user of Y.
-      // (kYByProducer waits right after its commit instead, to hand the Y
-      // slot back early.)
-      if constexpr (!Cfg::kYByProducer) ptx::wgmma_wait<1>();
+      ptx::wgmma_wait<1>();
       if constexpr (Cfg::kXInRegs) {
         // The A fragments this sub-step rewrites were read by the MMAs the
         // wait above saw finish. A use of them here, in a branch never taken
@@ -497,8 +410,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
             ptx::sts128(conv_base, make_uint4(afrag[buf][step][0], afrag[buf][step][1], afrag[buf][step][2], afrag[buf][step][3]));
         }
       }
-      if constexpr (!Cfg::kYByProducer) ptx::named_barrier(bar_free, kYThreads);
-      const std::uint32_t yslot = ysub % Cfg::kYSlots;
+      ptx::named_barrier(bar_free, kYThreads);
       const std::uint32_t ybuf = ybuf0 + buf * Cfg::kYConvBytes;
       const std::uint32_t xbuf = xconv_base + buf * Cfg::kXConvBytes;
       // kXInRegs: this thread's FP4 words of X (word j of chunks 2sub, 2sub+1
@@ -526,12 +438,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       // X: this warpgroup's 64 rows (only it reads them); Y: the whole tile,
       // split over the threads that share it.
       constexpr int kXSplit = split_of(64, 128), kXItems = Cfg::kXInRegs ? 0 : items_of(64, 128, kXSplit);
-      constexpr int kYSplit = split_of(BN, kYThreads), kYItems = Cfg::kYByProducer ? 0 : items_of(BN, kYThreads, kYSplit);
+      constexpr int kYSplit = split_of(BN, kYThreads), kYItems = items_of(BN, kYThreads, kYSplit);
       // All loads first where registers allow; the two-CTA decode tiles and
       // MoE-dense (a second accumulator) spill with it, and convert X before
       // loading Y.
       constexpr bool kLoadsFirst = !Cfg::kMoe && Cfg::kCtasPerSm == 1;
-      Item xi[kXItems > 0 ? kXItems : 1], yi[kYItems > 0 ? kYItems : 1];
+      Item xi[kXItems > 0 ? kXItems : 1], yi[kYItems];
 #pragma unroll
       for (int u = 0; u < kXItems; ++u)
         xi[u] = load_item(x_base, x_base + Cfg::kOffXScale, xs_row0, 64, 64 * wg, kXSplit, ctid % 128 + 128 * u, sub, k_stage);
@@ -579,14 +491,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           }
         }
       }
-      if constexpr (Cfg::kYByProducer) {
-        if (sub == BK / 64 - 1) ptx::mbar_arrive(&empty[s]);
-        ptx::mbar_wait(&y_full[yslot], (ysub / Cfg::kYSlots) & 1);
-      } else {
-        ptx::fence_proxy_async_smem();
-        ptx::named_barrier(bar_ready, kYThreads);
-        if (sub == BK / 64 - 1) ptx::mbar_arrive(&empty[s]);
-      }
+      ptx::fence_proxy_async_smem();
+      ptx::named_barrier(bar_ready, kYThreads);
+      if (sub == BK / 64 - 1) ptx::mbar_arrive(&empty[s]);
       if constexpr (Cfg::kMoe) {
         if (fold_pending) {  // the previous expert's MMAs must land before expert_acc is reused
           ptx::wgmma_wait<0>();
@@ -609,8 +516,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         ptx::wgmma_fence();
 #pragma unroll
         for (int step = 0; step < 4; ++step) {
-          const std::uint64_t yd = ptx::smem_desc_sw128_from_lo(
-              (Cfg::kYByProducer ? ydesc[0] + yslot * (Cfg::kYConvBytes >> 4) : ydesc[buf]) + 2 * step);
+          const std::uint64_t yd = ptx::smem_desc_sw128_from_lo(ydesc[buf] + 2 * step);
           if constexpr (Cfg::kXInRegs) {
             MmaRS::mma(d, afrag[buf][step], yd, !(fresh && step == 0));
           } else {
@@ -626,14 +532,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         part_fresh = false;
       } else {
         mma_into(acc, false);
-      }
-      if constexpr (Cfg::kYByProducer) {
-        // The previous sub-step's MMAs are done: its Y slot goes back to the
-        // converters (every consumer thread arrives, see empty[]).
-        ptx::wgmma_wait<1>();
-        release_y_slot();
-        held_yslot = std::int32_t(yslot);
-        ++ysub;
       }
     }
     if (ends_expert) fold_pending = true;
@@ -660,7 +558,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         consume_stage(s, h.kb, header, (h.flags & kEndsExpert) != 0, xs_row0, ys_row0);
       }
       ptx::wgmma_wait<0>();
-      release_y_slot();
       if (fold_pending) fold();
     } else if (t.group >= 0) {
       for (int kb = t.unit_begin; kb < t.unit_end; ++kb, ++it) {
@@ -669,7 +566,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         consume_stage(s, kb, nullptr, false, xs_row0, ys_row0);
       }
       ptx::wgmma_wait<0>();
-      release_y_slot();
     }
 
     // ------------------------------------- split-K / stream-K reduction
