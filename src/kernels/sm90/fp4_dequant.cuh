@@ -11,9 +11,10 @@
 // GEMM epilogue multiplies by 2^18. MXFP4: a multiply by 2^126 (→ exact E2M1)
 // and one by 2^e (exact while E2M1·2^e stays in BF16's range: e ≤ 125).
 //
-// Pairs. A 32-bit word q holds 8 codes, element 2b in the low nibble of byte b
-// (the storage order). pair(q, b) is the BF16x2 register {element 2b (low
-// half), element 2b+1 (high half)}.
+// Pairs. A 32-bit word q holds 8 codes, element i in nibble i (bits 4i..4i+3,
+// the storage order). raw_pair_at(q, p), p = 0..3, is the BF16x2 register
+// {element p (low half), element p + 4 (high half)}: two nibbles 16 bits
+// apart, which one multiply can place at once.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -22,33 +23,26 @@
 
 #include <cstdint>
 
-#include "kernels/sm90/ptx/bit_ops.cuh"
 
 namespace fp4moe::kernels {
 
-/// Nibbles of the four bytes split into low and high nibble words:
-/// lo = elements 0,2,4,6 (one per byte, in bits 0-3), hi = elements 1,3,5,7.
-struct NibbleSplit {
-  std::uint32_t lo, hi;
-};
-__device__ __forceinline__ NibbleSplit split_nibbles(std::uint32_t q) {
-  return {q & 0x0f0f0f0fu, (q >> 4) & 0x0f0f0f0fu};
+/// Raw BF16x2 (values E2M1·2^-126) of elements p and p + 4 of word q, p a
+/// run-time value. Shifted down by 4p, the two nibbles sit at bits 0-3 and
+/// 16-19; masked out alone and multiplied by 2^6 + 2^12, each nibble's
+/// magnitude lands at bits 6-8 / 22-24 and its sign at 15 / 31, the four
+/// shifted copies do not overlap (so the sum is an OR), and the mask keeps
+/// those bits.
+__device__ __forceinline__ std::uint32_t raw_pair_at(std::uint32_t q, int p) {
+  return (((q >> (4 * p)) & 0x000f000fu) * 4160u) & 0x81c081c0u;
 }
 
-/// Raw BF16x2 (values E2M1·2^-126) of the two elements of one byte, from the
-/// split nibbles of its word: `sel` (pair_selector) makes PRMT put lo's byte
-/// at byte 0 and hi's at byte 2, with zero bytes 1 and 3 (nibble 0x8
-/// replicates the sign of lo's byte 0, which is below 0x80; this needs
-/// ptx::prmt, not __byte_perm). Then v·(2^6 + 2^12) lays each nibble's
-/// magnitude at bits 6-8 / 22-24 and its sign at 15 / 31 (the two shifted
-/// copies do not overlap, so the sum is an OR) and the mask keeps those bits.
-__device__ __forceinline__ std::uint32_t raw_pair_from(std::uint32_t lo, std::uint32_t hi, std::uint32_t sel) {
-  return (ptx::prmt(lo, hi, sel) * 4160u) & 0x81c081c0u;
-}
-
-/// The PRMT selector that picks byte b of the split nibbles (see raw_pair_from).
-__host__ __device__ constexpr std::uint32_t pair_selector(int b) {
-  return std::uint32_t(b) | (0x8u << 4) | ((4u + b) << 8) | (0x8u << 12);
+/// raw_pair_at for a compile-time p, one instruction cheaper for odd p: the
+/// nibbles at bits 4-7 and 20-23 need no shift, only the multiplier 2^2 + 2^8.
+/// 13 instructions for a word's four pairs.
+template <int P>
+__device__ __forceinline__ std::uint32_t raw_pair(std::uint32_t q) {
+  const std::uint32_t w = P >= 2 ? q >> 8 : q;
+  return P % 2 == 0 ? ((w & 0x000f000fu) * 4160u) & 0x81c081c0u : ((w & 0x00f000f0u) * 260u) & 0x81c081c0u;
 }
 
 __device__ __forceinline__ std::uint32_t bf16x2_mul(std::uint32_t a, std::uint32_t b) {
@@ -112,45 +106,41 @@ __device__ __forceinline__ constexpr float dequant_offset_correction() {
 
 // ------------------------------------------------------------------------
 // Operand tiles. The GEMM permutes K inside every 32-element chunk, the same
-// way for both operands (so the product is unchanged): real k r = 8j + 4s +
-// 2h + e goes to logical position 16s + 8h + 2j + e. That order lets one
-// 16-byte FP4 chunk become four 16-byte BF16 pieces with byte selects only
-// (logical_piece), where the plain order would need nibble shuffles. (It
-// was chosen when one operand came from ldmatrix registers, whose fragment
-// layout it matches.)
+// way for both operands (so the product is unchanged): real k r = 8j + 2s +
+// h + 4e (j = r / 8, e = (r % 8) / 4, s = (r % 4) / 2, h = r % 2) goes to
+// logical position 16s + 8h + 2j + e. In that order every BF16x2 pair an
+// operand needs is a raw_pair_at of one FP4 word: logical 2j, 2j+1 of a k16
+// step are elements (2s + h, 2s + h + 4) of word j.
 
-/// Logical piece q ∈ 0..3 of one 32-k chunk of one row: the chunk's 16 FP4
-/// bytes are words w[0..3] (storage order), split into nibbles in n[]; piece
-/// q is 8 BF16 values, real k {2q, 2q+1, 2q+8, 2q+9, 2q+16, 2q+17, 2q+24,
-/// 2q+25} = byte q of w[0], w[1], w[2], w[3]. NVFP4: the first two pairs lie
-/// in the chunk's first 16-block (scale s0), the last two in the second (s1);
-/// MXFP4: one block (s0 = s1).
+/// Logical piece q ∈ 0..3 of one 32-k chunk of one row, whose 16 FP4 bytes
+/// are words w[0..3] (storage order): 8 BF16 values, logical 8q..8q+7 = real
+/// k {q, q+4, 8+q, 12+q, 16+q, 20+q, 24+q, 28+q} = raw_pair_at(w[j], q) for j =
+/// 0..3. NVFP4: words 0-1 lie in the chunk's first 16-block (scale s0), words
+/// 2-3 in the second (s1); MXFP4: one block (s0 = s1).
 template <bool kNvfp4>
-__device__ __forceinline__ uint4 logical_piece(const NibbleSplit (&n)[4], int q, const PairScale& s0, const PairScale& s1) {
-  const std::uint32_t sel = pair_selector(q);
-  return make_uint4(apply_scale<kNvfp4>(raw_pair_from(n[0].lo, n[0].hi, sel), s0),
-                    apply_scale<kNvfp4>(raw_pair_from(n[1].lo, n[1].hi, sel), s0),
-                    apply_scale<kNvfp4>(raw_pair_from(n[2].lo, n[2].hi, sel), s1),
-                    apply_scale<kNvfp4>(raw_pair_from(n[3].lo, n[3].hi, sel), s1));
+__device__ __forceinline__ uint4 logical_piece(const uint4& w, int q, const PairScale& s0, const PairScale& s1) {
+  return make_uint4(apply_scale<kNvfp4>(raw_pair_at(w.x, q), s0), apply_scale<kNvfp4>(raw_pair_at(w.y, q), s0),
+                    apply_scale<kNvfp4>(raw_pair_at(w.z, q), s1), apply_scale<kNvfp4>(raw_pair_at(w.w, q), s1));
 }
 
-/// The four scaled BF16x2 pairs of one FP4 word (pair b = byte b: elements
-/// 2b, 2b+1). For an operand fed to wgmma from registers (ptx/wgmma.cuh has
-/// the fragment layout) the K permutation above puts real k 8j..8j+7 of a
-/// chunk, which is word j of its 16 bytes, in the fragments of quad lane j:
-/// k16 step s of the chunk takes pair 2s as a[0] (row g) / a[1] (row g+8),
-/// logical 2j, 2j+1, and pair 2s+1 as a[2] / a[3], logical 2j+8, 2j+9. One
-/// word lies in one scale block (16 or 32 elements).
+/// The four scaled BF16x2 pairs of one FP4 word (pair p: elements p, p + 4).
+/// For an operand fed to wgmma from registers (ptx/wgmma.cuh has the fragment
+/// layout) the K permutation puts real k 8j..8j+7 of a chunk, which is word
+/// j of its 16 bytes, in the fragments of quad lane j: k16 step s of the
+/// chunk takes pair 2s as a[0] (row g) / a[1] (row g+8), logical 2j, 2j+1,
+/// and pair 2s+1 as a[2] / a[3], logical 2j+8, 2j+9. One word lies in one
+/// scale block (16 or 32 elements).
 template <bool kNvfp4>
 __device__ __forceinline__ void scaled_pairs(std::uint32_t q, const PairScale& s, std::uint32_t (&out)[4]) {
-  const NibbleSplit n = split_nibbles(q);
-#pragma unroll
-  for (int b = 0; b < 4; ++b) out[b] = apply_scale<kNvfp4>(raw_pair_from(n.lo, n.hi, pair_selector(b)), s);
+  out[0] = apply_scale<kNvfp4>(raw_pair<0>(q), s);
+  out[1] = apply_scale<kNvfp4>(raw_pair<1>(q), s);
+  out[2] = apply_scale<kNvfp4>(raw_pair<2>(q), s);
+  out[3] = apply_scale<kNvfp4>(raw_pair<3>(q), s);
 }
 
 /// Logical position (0..31) of real k r (0..31) inside a chunk.
 __host__ __device__ constexpr int logical_k(int r) {
-  return 16 * ((r % 8) / 4) + 8 * ((r % 4) / 2) + 2 * (r / 8) + r % 2;
+  return 16 * ((r % 4) / 2) + 8 * (r % 2) + 2 * (r / 8) + (r % 8) / 4;
 }
 
 }  // namespace fp4moe::kernels

@@ -350,8 +350,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     if (it.rc < 0) return;
     const int part = item % split, n = row0 + it.rc % rows, cc = it.rc / rows;
     const int pieces = 4 / split;
-    const NibbleSplit w[4] = {split_nibbles(it.raw.x), split_nibbles(it.raw.y), split_nibbles(it.raw.z),
-                              split_nibbles(it.raw.w)};
     PairScale s0{0u, 0u}, s1{0u, 0u};
     if (it.codes != 0xffffffffu) {
       s0 = pair_scale(it.codes);
@@ -360,7 +358,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     for (int pq = 0; pq < pieces; ++pq) {
       const int q = part * pieces + pq;
       const std::uint32_t lc = (4 * cc + q) ^ (n % 8);  // 128B swizzle of the BF16 row
-      ptx::sts128(bf16_base + n * 128 + lc * 16, logical_piece<kNv>(w, q, s0, s1));
+      ptx::sts128(bf16_base + n * 128 + lc * 16, logical_piece<kNv>(it.raw, q, s0, s1));
     }
   };
 

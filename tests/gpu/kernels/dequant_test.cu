@@ -12,17 +12,17 @@
 namespace fp4moe::kernels {
 namespace {
 
-/// out[scale][code] = BF16 value of code under the scale, through raw_pair + apply_scale.
+/// out[scale][code] = BF16 value of code under the scale, through raw_pair<1> + apply_scale.
 template <bool kNv>
 __global__ void convert_all_kernel(std::uint16_t* out) {
   const unsigned scale = blockIdx.x, code = threadIdx.x;  // 16 threads: codes 0..15
-  // Byte with `code` in both nibbles, in byte position 1 of the word.
-  const std::uint32_t q = (code | (code << 4)) << 8;
+  // `code` in elements 1 and 5, the other elements all ones (non-zero
+  // neighbours: the masks must keep them out).
+  const std::uint32_t q = (0xffffffffu & ~(0xfu << 4) & ~(0xfu << 20)) | (code << 4) | (code << 20);
   const PairScale s = kNv ? nvfp4_pair_scale(static_cast<std::uint8_t>(scale)) : mxfp4_pair_scale(static_cast<std::uint8_t>(scale));
-  const NibbleSplit n = split_nibbles(q);
-  const std::uint32_t pair = apply_scale<kNv>(raw_pair_from(n.lo, n.hi, pair_selector(1)), s);
+  const std::uint32_t pair = apply_scale<kNv>(raw_pair<1>(q), s);
   out[scale * 16 + code] = static_cast<std::uint16_t>(pair & 0xffffu);
-  // The high half (element 3, the high nibble) must equal the low half.
+  // The high half (element 5) must equal the low half.
   if ((pair >> 16) != (pair & 0xffffu)) out[scale * 16 + code] = 0xdead;
 }
 
@@ -63,13 +63,14 @@ TEST(DequantDevice, Mxfp4EveryCodeEveryScaleIsExact) {
   check_all_codes<false>();
 }
 
-/// raw_pair_from for every byte b = 0..3 of arbitrary words, with every other
-/// byte non-zero (zero neighbours once hid a selector bug).
+/// raw_pair<p> and raw_pair_at(p) for every p = 0..3 of arbitrary words
+/// (random neighbours: zero ones once hid a selector bug); 0xdead where the
+/// two forms differ.
 __global__ void raw_pairs_kernel(const std::uint32_t* q, std::uint32_t* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  const NibbleSplit s = split_nibbles(q[i]);
-  for (int b = 0; b < 4; ++b) out[4 * i + b] = raw_pair_from(s.lo, s.hi, pair_selector(b));
+  const std::uint32_t fixed[4] = {raw_pair<0>(q[i]), raw_pair<1>(q[i]), raw_pair<2>(q[i]), raw_pair<3>(q[i])};
+  for (int p = 0; p < 4; ++p) out[4 * i + p] = fixed[p] == raw_pair_at(q[i], p) ? fixed[p] : 0xdeadu;
 }
 
 TEST(DequantDevice, RawPairsOfRandomWordsMatchTheHostDecoder) {
@@ -85,13 +86,15 @@ TEST(DequantDevice, RawPairsOfRandomWordsMatchTheHostDecoder) {
   const std::vector<std::uint32_t> got = dout.download();
   const double two126 = std::ldexp(1.0, 126);
   for (int i = 0; i < n; ++i)
-    for (int b = 0; b < 4; ++b) {
-      const unsigned byte = (q[i] >> (8 * b)) & 0xff;
-      const double lo = bf16_bits_to_float(static_cast<std::uint16_t>(got[4 * i + b] & 0xffff)) * two126;
-      const double hi = bf16_bits_to_float(static_cast<std::uint16_t>(got[4 * i + b] >> 16)) * two126;
-      ASSERT_EQ(lo, decode_e2m1(byte & 0xf)) << std::hex << q[i] << " byte " << b;
-      ASSERT_EQ(hi, decode_e2m1(byte >> 4)) << std::hex << q[i] << " byte " << b;
-      ASSERT_EQ(std::signbit(lo), bool(byte & 0x8)) << std::hex << q[i] << " byte " << b;
+    for (int pr = 0; pr < 4; ++pr) {
+      const unsigned first = (q[i] >> (4 * pr)) & 0xf, second = (q[i] >> (4 * pr + 16)) & 0xf;
+      ASSERT_NE(got[4 * i + pr], 0xdeadu) << "raw_pair and raw_pair_at differ: " << std::hex << q[i] << " pair " << pr;
+      const double lo = bf16_bits_to_float(static_cast<std::uint16_t>(got[4 * i + pr] & 0xffff)) * two126;
+      const double hi = bf16_bits_to_float(static_cast<std::uint16_t>(got[4 * i + pr] >> 16)) * two126;
+      ASSERT_EQ(lo, decode_e2m1(first)) << std::hex << q[i] << " pair " << pr;
+      ASSERT_EQ(hi, decode_e2m1(second)) << std::hex << q[i] << " pair " << pr;
+      ASSERT_EQ(std::signbit(lo), bool(first & 0x8)) << std::hex << q[i] << " pair " << pr;
+      ASSERT_EQ(std::signbit(hi), bool(second & 0x8)) << std::hex << q[i] << " pair " << pr;
     }
 }
 
@@ -99,9 +102,8 @@ TEST(DequantDevice, RawPairsOfRandomWordsMatchTheHostDecoder) {
 __global__ void chunk_kernel(const uint4* in, uint4* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  const NibbleSplit w[4] = {split_nibbles(in[i].x), split_nibbles(in[i].y), split_nibbles(in[i].z), split_nibbles(in[i].w)};
   const PairScale one = nvfp4_pair_scale(0x38);  // 1.0 → pieces carry E2M1·2^-9
-  for (int q = 0; q < 4; ++q) out[4 * i + q] = logical_piece<true>(w, q, one, one);
+  for (int q = 0; q < 4; ++q) out[4 * i + q] = logical_piece<true>(in[i], q, one, one);
 }
 
 TEST(DequantDevice, LogicalPiecesPlaceEveryRealKAtItsLogicalSlot) {
@@ -141,14 +143,14 @@ TEST(DequantLayout, LogicalKIsABijectionWithTheDocumentedOrder) {
     EXPECT_FALSE(seen[l]);
     seen[l] = true;
   }
-  // Real k 8j + 4s + {0,1} → logical 16s + 2j + {0,1}; + {2,3} → + 8.
+  // Real k 8j + 2s + h + 4e → logical 16s + 8h + 2j + e: a fragment pair
+  // (logical 2j, 2j + 1 of a k16 step) is elements (p, p + 4) of word j.
   for (int j = 0; j < 4; ++j)
-    for (int s = 0; s < 2; ++s) {
-      EXPECT_EQ(logical_k(8 * j + 4 * s + 0), 16 * s + 2 * j);
-      EXPECT_EQ(logical_k(8 * j + 4 * s + 1), 16 * s + 2 * j + 1);
-      EXPECT_EQ(logical_k(8 * j + 4 * s + 2), 16 * s + 2 * j + 8);
-      EXPECT_EQ(logical_k(8 * j + 4 * s + 3), 16 * s + 2 * j + 9);
-    }
+    for (int s = 0; s < 2; ++s)
+      for (int h = 0; h < 2; ++h) {
+        EXPECT_EQ(logical_k(8 * j + 2 * s + h), 16 * s + 8 * h + 2 * j);
+        EXPECT_EQ(logical_k(8 * j + 2 * s + h + 4), 16 * s + 8 * h + 2 * j + 1);
+      }
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ namespace fp4moe::ptx {
 /// prmt.b32 in its default mode: result byte i is byte (sel nibble i & 7) of
 /// {b:a}; when the nibble's bit 3 is set, the byte is instead filled with the
 /// sign bit of the selected byte. (__byte_perm uses only the low 3 bits, so it
-/// cannot produce the zero bytes the FP4 dequantiser needs.)
+/// has no sign-fill mode.)
 __device__ __forceinline__ std::uint32_t prmt(std::uint32_t a, std::uint32_t b, std::uint32_t sel) {
   std::uint32_t d;
   asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel));
