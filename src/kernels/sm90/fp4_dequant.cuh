@@ -123,6 +123,24 @@ __device__ __forceinline__ uint4 logical_piece(const uint4& w, int q, const Pair
                     apply_scale<kNvfp4>(raw_pair_at(w.z, q), s1), apply_scale<kNvfp4>(raw_pair_at(w.w, q), s1));
 }
 
+/// All four logical pieces of a chunk (piece q = logical_piece(w, q, ...)),
+/// with the compile-time pair forms.
+template <bool kNvfp4>
+__device__ __forceinline__ void logical_pieces(const uint4& w, const PairScale& s0, const PairScale& s1, uint4 (&out)[4]) {
+  const std::uint32_t words[4] = {w.x, w.y, w.z, w.w};
+  std::uint32_t pr[4][4];  // [word][pair]
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const PairScale& sc = i < 2 ? s0 : s1;
+    pr[i][0] = apply_scale<kNvfp4>(raw_pair<0>(words[i]), sc);
+    pr[i][1] = apply_scale<kNvfp4>(raw_pair<1>(words[i]), sc);
+    pr[i][2] = apply_scale<kNvfp4>(raw_pair<2>(words[i]), sc);
+    pr[i][3] = apply_scale<kNvfp4>(raw_pair<3>(words[i]), sc);
+  }
+#pragma unroll
+  for (int q = 0; q < 4; ++q) out[q] = make_uint4(pr[0][q], pr[1][q], pr[2][q], pr[3][q]);
+}
+
 /// The four scaled BF16x2 pairs of one FP4 word (pair p: elements p, p + 4).
 /// For an operand fed to wgmma from registers (ptx/wgmma.cuh has the fragment
 /// layout) the K permutation puts real k 8j..8j+7 of a chunk, which is word

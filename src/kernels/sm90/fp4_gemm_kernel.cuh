@@ -355,6 +355,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       s0 = pair_scale(it.codes);
       s1 = kNv ? pair_scale(it.codes >> 8) : s0;
     }
+    if (split == 1) {  // the whole chunk: every pair index is known at compile time
+      uint4 pieces4[4];
+      logical_pieces<kNv>(it.raw, s0, s1, pieces4);
+#pragma unroll
+      for (int q = 0; q < 4; ++q) ptx::sts128(bf16_base + n * 128 + (((4 * cc + q) ^ (n % 8)) * 16), pieces4[q]);
+      return;
+    }
     for (int pq = 0; pq < pieces; ++pq) {
       const int q = part * pieces + pq;
       const std::uint32_t lc = (4 * cc + q) ^ (n % 8);  // 128B swizzle of the BF16 row
