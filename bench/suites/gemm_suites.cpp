@@ -72,7 +72,11 @@ void run_shape(SuiteContext& ctx, const std::string& suite, const GemmRowSpec& s
   // against the tensor rate of the route (BF16 for the exact FP4 routes).
   r.by_regime = true;
   r.tensor_ceiling = CeilingKind::kBf16Tensor;
-  ctx.add(r, op).tactic = last_tactic_text();  // what the entry point ran (heuristic or tuned)
+  // What the entry point ran (heuristic or tuned), read after the row ran:
+  // in `ctx.add(r, op).tactic = last_tactic_text()` C++17 evaluates the right
+  // side first, which labelled every row with the previous row's tactic.
+  Row& added = ctx.add(r, op);
+  added.tactic = last_tactic_text();
   add_peer_rows(ctx, suite, name, s.m, s.n, s.k, s.groups, {ctx.rows.size() - 1});
 }
 

@@ -5,15 +5,19 @@
 // TMA) and their 128x4-tiled scale chunks (1-D bulk copies) into a ring of
 // kStages shared-memory stages, each guarded by a full/empty mbarrier pair.
 // Warpgroups 1..2 are consumers, 64 X rows each. Per 64-K sub-step they
-//   1. dequantise their own 64 X rows, and (shared or each its own copy, see
-//      kPrivateY) the Y tile, into BF16 buffers in the 128B-swizzled K-major
-//      layout wgmma reads (fp4_dequant.cuh: logical_piece, which also
-//      applies the K permutation both operands share),
-//   2. issue 4 wgmma m64nBNk16 with both operands in shared memory.
-// The BF16 buffers alternate, so dequantising sub-step i+1 overlaps the tensor
-// cores on sub-step i. (An earlier version fed X from registers; ptxas then
-// serialised every k16 wgmma, see docs/PERF.md.) The epilogue applies the
-// global scales and stores BF16 or FP32 directly from the accumulators.
+//   1. dequantise (shared or each its own copy, see kPrivateY) the Y tile into
+//      a BF16 buffer in the 128B-swizzled K-major layout wgmma reads
+//      (fp4_dequant.cuh: logical_piece, which also applies the K permutation
+//      both operands share), and their own 64 X rows: with swap-AB (X = the
+//      weights) straight into wgmma A fragments in registers (kXInRegs),
+//      otherwise into a BF16 buffer like Y;
+//   2. issue 4 wgmma m64nBNk16 (A from registers or shared memory, B from
+//      shared memory).
+// The BF16 buffers and the A fragments alternate, so dequantising sub-step
+// i+1 overlaps the tensor cores on sub-step i. Block scales become BF16
+// factors through a per-CTA table (one shared load per code). The epilogue
+// applies the global scales and stores BF16 or FP32 directly from the
+// accumulators.
 //
 // MoE-dense (moe_dense_fc2) swaps in a producer warp that walks experts and
 // skips the ones no token of the tile uses (moe_dense_producer.cuh); the
@@ -405,7 +409,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       if constexpr (Cfg::kXInRegs) {
         // The A fragments this sub-step rewrites were read by the MMAs the
         // wait above saw finish. A use of them here, in a branch never taken
-        // (K ≥ 32 always; the compiler cannot know), keeps their registers
+        // (K > 0 is validated; the compiler cannot know), keeps their registers
         // reserved until now: otherwise ptxas may hand them to other values
         // while those MMAs still read them, and then serialises every
         // wgmma instead (C7513).
@@ -509,15 +513,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       auto mma_into = [&](auto& d, bool fresh) {
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) ptx::fence_register(d[i]);
-        if constexpr (Cfg::kXInRegs) {
-          // Every fragment of the sub-step is computed before the first
-          // wgmma: the compiler would otherwise sink a step's conversion
-          // between the wgmmas, and ptxas then serialises them (C7513).
-#pragma unroll
-          for (int step = 0; step < 4; ++step)
-#pragma unroll
-            for (int r = 0; r < 4; ++r) ptx::fence_register(afrag[buf][step][r]);
-        }
         ptx::wgmma_fence();
 #pragma unroll
         for (int step = 0; step < 4; ++step) {

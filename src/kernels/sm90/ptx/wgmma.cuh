@@ -32,7 +32,6 @@ __device__ __forceinline__ void wgmma_wait() {
 /// Keeps the compiler from moving accesses of a register across wgmma
 /// instructions that read or write it asynchronously.
 __device__ __forceinline__ void fence_register(float& r) { asm volatile("" : "+f"(r)::"memory"); }
-__device__ __forceinline__ void fence_register(std::uint32_t& r) { asm volatile("" : "+r"(r)::"memory"); }
 
 /// Descriptor of a K-major operand tile in shared memory stored with the 128B
 /// swizzle: rows of 128 bytes (64 16-bit elements of K), 8-row atoms of 1024
