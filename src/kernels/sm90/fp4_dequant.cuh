@@ -23,7 +23,6 @@
 
 #include <cstdint>
 
-
 namespace fp4moe::kernels {
 
 /// Raw BF16x2 (values E2M1·2^-126) of elements p and p + 4 of word q, p a

@@ -51,7 +51,7 @@ __device__ __forceinline__ std::uint32_t smem_desc_k_major_sw128_lo(std::uint32_
   return std::uint32_t(smem_desc_k_major_sw128(smem));
 }
 __device__ __forceinline__ std::uint64_t smem_desc_sw128_from_lo(std::uint32_t lo) {
-  return (std::uint64_t((1024 >> 4) | (1u << 30)) << 32) | lo;
+  return (smem_desc_k_major_sw128(0) & 0xffffffff00000000ull) | lo;
 }
 
 }  // namespace fp4moe::ptx
