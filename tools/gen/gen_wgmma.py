@@ -41,45 +41,31 @@ FOOTER = """
 """
 
 
-def one(tname, ptx_type, n):
+def one(tname, ptx_type, n, reg_a=False):
+    """One wrapper: WgmmaSS (A by descriptor) or, with reg_a, WgmmaRS (A from
+    four registers; the form has no transpose-A immediate)."""
     nd = n // 2
     dregs = ", ".join(f"%{i}" for i in range(nd))
     a0 = nd
+    if reg_a:
+        name, a_param, a_ops, pred = "WgmmaRS", "const std::uint32_t (&a)[4]", f"{{%{a0}, %{a0 + 1}, %{a0 + 2}, %{a0 + 3}}}, %{a0 + 4}", a0 + 5
+        imms, ins = "1, 1, 0", '"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b)'
+    else:
+        name, a_param, a_ops, pred = "WgmmaSS", "std::uint64_t desc_a", f"%{a0}, %{a0 + 1}", a0 + 2
+        imms, ins = "1, 1, 0, 0", '"l"(desc_a), "l"(desc_b)'
     lines = []
-    lines.append(f"template <>\nstruct WgmmaSS<{tname}, {n}> {{")
+    lines.append(f"template <>\nstruct {name}<{tname}, {n}> {{")
     lines.append(f"  static constexpr int kAcc = {nd};")
-    lines.append(f"  __device__ __forceinline__ static void mma(float (&d)[{nd}], std::uint64_t desc_a, std::uint64_t desc_b, bool accumulate) {{")
+    lines.append(f"  __device__ __forceinline__ static void mma(float (&d)[{nd}], {a_param}, std::uint64_t desc_b, bool accumulate) {{")
     lines.append("    asm volatile(")
     lines.append('        "{\\n.reg .pred p;\\n"')
-    lines.append(f'        "setp.ne.b32 p, %{a0 + 2}, 0;\\n"')
+    lines.append(f'        "setp.ne.b32 p, %{pred}, 0;\\n"')
     lines.append(f'        "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_type}.{ptx_type} "')
     lines.append(f'        "{{{dregs}}}, "')
-    lines.append(f'        "%{a0}, %{a0 + 1}, p, 1, 1, 0, 0;\\n}}\\n"')
+    lines.append(f'        "{a_ops}, p, {imms};\\n}}\\n"')
     outs = ", ".join(f'"+f"(d[{i}])' for i in range(nd))
     lines.append(f"        : {outs}")
-    lines.append('        : "l"(desc_a), "l"(desc_b), "r"(int(accumulate)));')
-    lines.append("  }")
-    lines.append("};")
-    return "\n".join(lines)
-
-
-def one_rs(tname, ptx_type, n):
-    nd = n // 2
-    dregs = ", ".join(f"%{i}" for i in range(nd))
-    a0 = nd
-    lines = []
-    lines.append(f"template <>\nstruct WgmmaRS<{tname}, {n}> {{")
-    lines.append(f"  static constexpr int kAcc = {nd};")
-    lines.append(f"  __device__ __forceinline__ static void mma(float (&d)[{nd}], const std::uint32_t (&a)[4], std::uint64_t desc_b, bool accumulate) {{")
-    lines.append("    asm volatile(")
-    lines.append('        "{\\n.reg .pred p;\\n"')
-    lines.append(f'        "setp.ne.b32 p, %{a0 + 5}, 0;\\n"')
-    lines.append(f'        "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_type}.{ptx_type} "')
-    lines.append(f'        "{{{dregs}}}, "')
-    lines.append(f'        "{{%{a0}, %{a0 + 1}, %{a0 + 2}, %{a0 + 3}}}, %{a0 + 4}, p, 1, 1, 0;\\n}}\\n"')
-    outs = ", ".join(f'"+f"(d[{i}])' for i in range(nd))
-    lines.append(f"        : {outs}")
-    lines.append('        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(int(accumulate)));')
+    lines.append(f'        : {ins}, "r"(int(accumulate)));')
     lines.append("  }")
     lines.append("};")
     return "\n".join(lines)
@@ -91,7 +77,7 @@ def main():
         for n in range(8, 257, 8):
             parts.append(one(tname, ptx_type, n))
     for n in range(8, 257, 8):
-        parts.append(one_rs("BF16", "bf16", n))
+        parts.append(one("BF16", "bf16", n, reg_a=True))
     parts.append(FOOTER)
     OUT.write_text("\n\n".join(parts))
 
