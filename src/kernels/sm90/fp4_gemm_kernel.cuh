@@ -296,10 +296,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   const std::uint32_t conv_base = smem_base + Cfg::kOffConv;
   const std::uint32_t xconv_base = smem_base + Cfg::kOffXConv;
   const std::uint32_t table_base = smem_base + Cfg::kOffScaleTable;
-  // The block scale of `code`: one table load.
-  auto pair_scale = [&](std::uint32_t code) {
-    return pair_scale_from_table<kNv>(ptx::lds32(table_base + 4 * (code & 0xffu)));
-  };
   // wgmma descriptors of the BF16 buffers, per buffer parity, as their low
   // words (the high word is the same for all): a k16 step inside a buffer
   // adds 32 bytes, 2 in the address field, which cannot carry (shared
@@ -317,60 +313,93 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   const std::uint32_t xw_off = swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(x_r0, 0) + 4 * j;
 
   // Dequantisation of `rows` rows × 2 chunks (32 k each) of an FP4 tile in
-  // stage memory into a BF16 buffer, split over `threads` threads. A small
-  // tile is cut into single 16-byte pieces (split_of) so every thread has
-  // work. In two phases: an item's FP4 chunk and scale bytes are read
-  // (load_item), later converted and stored (store_item), so a thread can
-  // have several items' shared-memory loads in flight together instead of
-  // one round trip per item (lds128/sts128 are ordered asm statements).
-  struct Item {
-    uint4 raw;
-    std::uint32_t codes;  // scale bytes of the chunk's two 16-blocks (NVFP4) or its 32-block (MXFP4)
-    std::int32_t rc;      // -1: no item
-  };
+  // stage memory into a BF16 buffer, split over `threads` threads: item i is
+  // chunk (i / split) / rows of row (i / split) % rows, or 1 / split of it (a
+  // small tile is cut into 16-byte pieces so every thread has work). Which
+  // items a thread converts never changes, so where each lies is worked out
+  // once per tile (place_item); per sub-step only compile-time offsets are
+  // added. In two phases: an item's FP4 chunk, scale bytes and scale factors
+  // are read (load_item), later converted and stored (store_item), so a
+  // thread has several items' shared-memory loads in flight together and no
+  // branch between them.
   constexpr auto split_of = [](int rows, int threads) {
     return 2 * rows >= threads ? 1 : (8 * rows <= threads ? 4 : threads / (2 * rows));
   };
   constexpr auto items_of = [](int rows, int threads, int split) { return (2 * rows * split + threads - 1) / threads; };
-  auto load_item = [&](std::uint32_t fp4_base, std::uint32_t scales, int scale_row0, int rows, int row0, int split,
-                       int item, int sub, int k_stage) {
-    Item it{make_uint4(0, 0, 0, 0), 0u, -1};
-    if (item >= 2 * rows * split) return it;
-    it.rc = item / split;
-    const int n = row0 + it.rc % rows, cc = it.rc / rows, chunk = 2 * sub + cc;
-    it.raw = ptx::lds128(fp4_base + swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(n, chunk));
+  struct ItemPlace {
+    std::uint32_t fp4;    // its FP4 chunk from a stage's base at sub-step 0; sub-step s: ^ (s << 5)
+    std::uint32_t scale;  // its (first) scale byte from a stage's base at sub-step 0
+    std::uint32_t bf16;   // its first 16-byte piece from a BF16 buffer's base; piece q: ^ (q << 4)
+    std::int32_t k0;      // its chunk's first k in a stage at sub-step 0: 0 or 32
+    std::int32_t part;    // which 1 / split of the chunk
+  };
+  // fp4_off / scale_off: the tile's FP4 rows / scale chunks in a stage.
+  auto place_item = [&](std::uint32_t fp4_off, std::uint32_t scale_off, int scale_row0, int rows, int row0, int split,
+                        int item) {
+    const int rc = item / split, n = row0 + rc % rows, cc = rc / rows;
     const int band = (scale_row0 + n) / 128, r = (scale_row0 + n) % 128;
-    const std::uint32_t sc = scales + band * 512 * Cfg::kChunksPerStage;
-    if (k_stage + 32 * chunk < p.k) {
-      const int col0 = kNv ? 2 * chunk : chunk;
-      it.codes = ptx::lds8(sc + (col0 / 4) * 512 + scale_in_chunk(r, col0 % 4));
-      if constexpr (kNv) it.codes |= ptx::lds8(sc + ((col0 + 1) / 4) * 512 + scale_in_chunk(r, (col0 + 1) % 4)) << 8;
+    ItemPlace pl;
+    // Chunk 2s + cc of a row is chunk cc with bit 5 of the offset flipped:
+    // the swizzle XORs the chunk index with row bits only.
+    pl.fp4 = fp4_off + swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(n, cc);
+    // NVFP4: scale columns 4s + 2cc, 4s + 2cc + 1 (one 16-bit load, chunk s);
+    // MXFP4: column 2s + cc (chunk s / 2, column 2(s % 2) + cc).
+    pl.scale = scale_off + band * 512 * Cfg::kChunksPerStage + scale_in_chunk(r, kNv ? 2 * cc : cc);
+    pl.bf16 = n * 128 + ((4 * cc) ^ (n % 8)) * 16;  // the 128B swizzle of the BF16 row
+    pl.k0 = 32 * cc;
+    pl.part = item % split;
+    return pl;
+  };
+  struct Item {
+    uint4 raw;
+    std::uint32_t f0, f1;  // scale table entries of the chunk's 16-blocks (NVFP4) or its 32-block (both, MXFP4)
+  };
+  auto load_item = [&](const ItemPlace& pl, std::uint32_t stage, int sub, int k_stage) {
+    Item it;
+    it.raw = ptx::lds128((stage + pl.fp4) ^ (sub << 5));
+    const bool in_k = k_stage + 64 * sub + pl.k0 < p.k;  // past K: zero scales
+    if constexpr (kNv) {
+      const std::uint32_t codes = ptx::lds16(stage + pl.scale + sub * 512);
+      it.f0 = ptx::lds32(table_base + 4 * (codes & 0xffu));
+      it.f1 = ptx::lds32(table_base + 4 * (codes >> 8));
     } else {
-      it.codes = 0xffffffffu;  // past K: zero scales
+      it.f0 = it.f1 = ptx::lds32(table_base + 4 * ptx::lds8(stage + pl.scale + (sub / 2) * 512 + 2 * (sub % 2)));
     }
+    it.f0 = in_k ? it.f0 : 0u;
+    it.f1 = in_k ? it.f1 : 0u;
     return it;
   };
-  auto store_item = [&](const Item& it, int rows, int row0, int split, int item, std::uint32_t bf16_base) {
-    if (it.rc < 0) return;
-    const int part = item % split, n = row0 + it.rc % rows, cc = it.rc / rows;
-    const int pieces = 4 / split;
-    PairScale s0{0u, 0u}, s1{0u, 0u};
-    if (it.codes != 0xffffffffu) {
-      s0 = pair_scale(it.codes);
-      s1 = kNv ? pair_scale(it.codes >> 8) : s0;
-    }
+  auto store_item = [&](const Item& it, const ItemPlace& pl, int split, std::uint32_t bf16_buf) {
+    const PairScale s0 = pair_scale_from_table<kNv>(it.f0), s1 = pair_scale_from_table<kNv>(it.f1);
+    const std::uint32_t dst = bf16_buf + pl.bf16;
     if (split == 1) {  // the whole chunk: every pair index is known at compile time
       uint4 pieces4[4];
       logical_pieces<kNv>(it.raw, s0, s1, pieces4);
 #pragma unroll
-      for (int q = 0; q < 4; ++q) ptx::sts128(bf16_base + n * 128 + (((4 * cc + q) ^ (n % 8)) * 16), pieces4[q]);
+      for (int q = 0; q < 4; ++q) ptx::sts128(dst ^ (q << 4), pieces4[q]);
       return;
     }
+    const int pieces = 4 / split;
     for (int pq = 0; pq < pieces; ++pq) {
-      const int q = part * pieces + pq;
-      const std::uint32_t lc = (4 * cc + q) ^ (n % 8);  // 128B swizzle of the BF16 row
-      ptx::sts128(bf16_base + n * 128 + lc * 16, logical_piece<kNv>(it.raw, q, s0, s1));
+      const int q = pl.part * pieces + pq;
+      ptx::sts128(dst ^ (q << 4), logical_piece<kNv>(it.raw, q, s0, s1));
     }
+  };
+  // X: this warpgroup's 64 rows (only it reads them); Y: the whole tile,
+  // split over the threads that share it. Every thread has the same number
+  // of items, so none is ever empty.
+  constexpr int kXSplit = split_of(64, 128), kXItems = Cfg::kXInRegs ? 0 : items_of(64, 128, kXSplit);
+  constexpr int kYSplit = split_of(BN, kYThreads), kYItems = items_of(BN, kYThreads, kYSplit);
+  static_assert(kXItems * 128 == 2 * 64 * kXSplit || Cfg::kXInRegs, "X items fill the threads exactly");
+  static_assert(kYItems * kYThreads == 2 * BN * kYSplit, "Y items fill the threads exactly");
+  ItemPlace xpl[kXItems > 0 ? kXItems : 1], ypl[kYItems];
+  auto place_items = [&](std::int32_t xs_row0, std::int32_t ys_row0) {
+#pragma unroll
+    for (int u = 0; u < kXItems; ++u)
+      xpl[u] = place_item(0, Cfg::kOffXScale, xs_row0, 64, 64 * wg, kXSplit, ctid % 128 + 128 * u);
+#pragma unroll
+    for (int u = 0; u < kYItems; ++u)
+      ypl[u] = place_item(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN, 0, kYSplit, y_tid + kYThreads * u);
   };
 
   // MoE-dense: each expert's product goes to `expert_acc` and is folded into `acc`
@@ -398,7 +427,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // last stage.
   auto consume_stage = [&](int s, int kb, const std::uint8_t* header, bool ends_expert, std::int32_t xs_row0,
                            std::int32_t ys_row0) {
-    const std::uint32_t x_base = smem_base + s * Cfg::kStageBytes, y_base = x_base + Cfg::kOffY;
+    const std::uint32_t x_base = smem_base + s * Cfg::kStageBytes;
     const int k_stage = kb * BK;
 #pragma unroll
     for (int sub = 0; sub < BK / 64; ++sub) {
@@ -444,41 +473,47 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           if constexpr (kNv) xcodes[h] >>= 8 * (j / 2);
         }
       }
-      // X: this warpgroup's 64 rows (only it reads them); Y: the whole tile,
-      // split over the threads that share it.
-      constexpr int kXSplit = split_of(64, 128), kXItems = Cfg::kXInRegs ? 0 : items_of(64, 128, kXSplit);
-      constexpr int kYSplit = split_of(BN, kYThreads), kYItems = items_of(BN, kYThreads, kYSplit);
       // All loads first where registers allow; the two-CTA decode tiles and
       // MoE-dense (a second accumulator) spill with it, and convert X before
       // loading Y.
       constexpr bool kLoadsFirst = !Cfg::kMoe && Cfg::kCtasPerSm == 1;
       Item xi[kXItems > 0 ? kXItems : 1], yi[kYItems];
 #pragma unroll
-      for (int u = 0; u < kXItems; ++u)
-        xi[u] = load_item(x_base, x_base + Cfg::kOffXScale, xs_row0, 64, 64 * wg, kXSplit, ctid % 128 + 128 * u, sub, k_stage);
+      for (int u = 0; u < kXItems; ++u) xi[u] = load_item(xpl[u], x_base, sub, k_stage);
       if constexpr (!kLoadsFirst) {
 #pragma unroll
-        for (int u = 0; u < kXItems; ++u) store_item(xi[u], 64, 64 * wg, kXSplit, ctid % 128 + 128 * u, xbuf);
+        for (int u = 0; u < kXItems; ++u) store_item(xi[u], xpl[u], kXSplit, xbuf);
       }
 #pragma unroll
-      for (int u = 0; u < kYItems; ++u)
-        yi[u] = load_item(y_base, x_base + Cfg::kOffYScale, ys_row0, BN, 0, kYSplit, y_tid + kYThreads * u, sub, k_stage);
+      for (int u = 0; u < kYItems; ++u) yi[u] = load_item(ypl[u], x_base, sub, k_stage);
+      // kXInRegs: the scale factors of this thread's X words (table entries,
+      // zero past K), looked up once Y's loads are in flight.
+      std::uint32_t xf[2][2];
+      if constexpr (Cfg::kXInRegs) {
+#pragma unroll
+        for (int cc = 0; cc < 2; ++cc) {
+          const bool in_k = k_stage + 32 * (2 * sub + cc) < p.k;
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const std::uint32_t code = (xcodes[h] >> (8 * (kNv ? 2 * cc : (2 * sub + cc) % 4))) & 0xffu;
+            const std::uint32_t f = ptx::lds32(table_base + 4 * code);
+            xf[cc][h] = in_k ? f : 0u;
+          }
+        }
+      }
       if constexpr (kLoadsFirst) {
 #pragma unroll
-        for (int u = 0; u < kXItems; ++u) store_item(xi[u], 64, 64 * wg, kXSplit, ctid % 128 + 128 * u, xbuf);
+        for (int u = 0; u < kXItems; ++u) store_item(xi[u], xpl[u], kXSplit, xbuf);
       }
 #pragma unroll
-      for (int u = 0; u < kYItems; ++u) store_item(yi[u], BN, 0, kYSplit, y_tid + kYThreads * u, ybuf);
+      for (int u = 0; u < kYItems; ++u) store_item(yi[u], ypl[u], kYSplit, ybuf);
       if constexpr (Cfg::kXInRegs) {
 #pragma unroll
         for (int cc = 0; cc < 2; ++cc) {
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            PairScale sc{0u, 0u};
-            if (k_stage + 32 * (2 * sub + cc) < p.k)  // past K: zero scales
-              sc = pair_scale(xcodes[h] >> (8 * (kNv ? 2 * cc : (2 * sub + cc) % 4)));
             std::uint32_t pairs[4];
-            scaled_pairs<kNv>(xw[cc][h], sc, pairs);
+            scaled_pairs<kNv>(xw[cc][h], pair_scale_from_table<kNv>(xf[cc][h]), pairs);
 #pragma unroll
             for (int s2 = 0; s2 < 2; ++s2) {
               afrag[buf][2 * cc + s2][h] = pairs[2 * s2];
@@ -543,6 +578,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
     const std::int32_t xs_row0 = x_scale_row0(t) % 128;
     const std::int32_t ys_row0 = y_scale_row0(t) % 128;
+    place_items(xs_row0, ys_row0);
     if constexpr (Cfg::kMoe) {
       part_fresh = true;
       for (;;) {

@@ -22,6 +22,11 @@ __device__ __forceinline__ std::uint32_t lds32(std::uint32_t addr) {
   asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr));
   return v;
 }
+__device__ __forceinline__ std::uint32_t lds16(std::uint32_t addr) {
+  std::uint32_t v;
+  asm volatile("ld.shared.u16 %0, [%1];\n" : "=r"(v) : "r"(addr));
+  return v;
+}
 __device__ __forceinline__ std::uint32_t lds8(std::uint32_t addr) {
   std::uint32_t v;
   asm volatile("ld.shared.u8 %0, [%1];\n" : "=r"(v) : "r"(addr));
