@@ -1,10 +1,10 @@
 // The FP4 GEMM engine for sm_90a: one warp-specialised persistent kernel for
 // every layout (TileScheduler) and both regimes (swap-AB or not).
 //
-// The last warp is the producer: one thread streams FP4 tiles of X and Y
-// (2-D TMA) and their 128x4-tiled scale chunks (1-D bulk copies) into a ring
-// of kStages shared-memory stages, each guarded by a full/empty mbarrier
-// pair. Warpgroups 0..1 are consumers, 64 X rows each. Per 64-K sub-step they
+// Warpgroup 0 is the producer: one thread streams FP4 tiles of X and Y (2-D
+// TMA) and their 128x4-tiled scale chunks (1-D bulk copies) into a ring of
+// kStages shared-memory stages, each guarded by a full/empty mbarrier pair.
+// Warpgroups 1..2 are consumers, 64 X rows each. Per 64-K sub-step they
 //   1. dequantise (shared or each its own copy, see kPrivateY) the Y tile into
 //      a BF16 buffer in the 128B-swizzled K-major layout wgmma reads
 //      (fp4_dequant.cuh: logical_piece, which also applies the K permutation
@@ -52,18 +52,14 @@ struct GemmConfig {
   static constexpr int BN = BN_;              // Y rows per CTA
   static constexpr int BK = BK_;              // K per stage
   static constexpr int kStages = kStages_;
-  // The consumer warpgroups, then one producer warp. ptxas compiles the
-  // whole kernel within one register budget (setmaxnreg moves registers at
-  // run time but cannot raise it), so a producer warp, not a warpgroup,
-  // leaves every thread 224 registers (112 with two CTAs per SM) where a
-  // producer warpgroup left 168 (80). The budget is given as __maxnreg__:
-  // from launch bounds of 288 threads ptxas derives 168, as for 384.
+  static constexpr int kThreads = 128 * (kConsumers + 1);
   static constexpr int kConsumerThreads = 128 * kConsumers;
-  static constexpr int kThreads = kConsumerThreads + 32;
   // Memory-bound (swap-AB) tiles are small: two CTAs per SM give the
   // schedulers twice the warps to hide latency with.
   static constexpr int kCtasPerSm = kCtasPerSm_;
-  static constexpr int kMaxRegs = 65536 / (kThreads * kCtasPerSm) / 8 * 8;
+  static constexpr int kRegsPerThread = 65536 / (kThreads * kCtasPerSm) / 8 * 8;
+  static constexpr int kProducerRegs = 40;
+  static constexpr int kConsumerRegs = ((kRegsPerThread * kThreads - kProducerRegs * 128) / kConsumerThreads) / 8 * 8;
   static constexpr int kBlock = kNvfp4 ? 16 : 32;
   static constexpr int BT = kSwap ? BN : BM;  // tokens per tile
   static constexpr int BW = kSwap ? BM : BN;  // weights per tile
@@ -99,7 +95,7 @@ struct GemmConfig {
   // FP4 stage (WgmmaRS), with no BF16 copy in shared memory and no barrier
   // for it. Otherwise X is dequantised like Y: two BF16 buffers of BM rows ×
   // 64 K; warpgroup w owns rows [64w, 64w+64).
-  static constexpr bool kXInRegs = kSwap || !kMoe;
+  static constexpr bool kXInRegs = kSwap;
   static constexpr int kXConvBytes = kXInRegs ? 0 : BM * 128;
   static constexpr int kOffConv = kStages * kStageBytes;
   static constexpr int kOffXConv = kOffConv + 2 * kYUsers * kYConvBytes;
@@ -152,7 +148,7 @@ __device__ __forceinline__ std::uint32_t scale_in_chunk(std::uint32_t r, std::ui
 }
 
 template <class Cfg>
-__global__ void __maxnreg__(Cfg::kMaxRegs)
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     fp4_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b, GemmParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr bool kNv = Cfg::kNvfp4;
@@ -256,11 +252,12 @@ __global__ void __maxnreg__(Cfg::kMaxRegs)
                        ys + (std::int64_t(y_band(b)) * py.scale_chunks + chunk0) * 512, 512 * chunks, &full[s]);
   };
 
-  if (threadIdx.x >= Cfg::kConsumerThreads) {
-    // ------------------------------------------------------- producer warp
+  if (threadIdx.x < 128) {
+    // ------------------------------------------------------------ producer
+    ptx::setmaxnreg_dec<Cfg::kProducerRegs>();
     if constexpr (Cfg::kMoe) {
-      moe_produce<Cfg>(p, sched, smem, full, empty, load_stage);
-    } else if (threadIdx.x == Cfg::kConsumerThreads) {
+      if (threadIdx.x < 32) moe_produce<Cfg>(p, sched, smem, full, empty, load_stage);
+    } else if (threadIdx.x == 0) {
       ptx::prefetch_tensor_map(tmap_x);
       ptx::prefetch_tensor_map(tmap_y);
       std::uint32_t it = 0;
@@ -278,7 +275,8 @@ __global__ void __maxnreg__(Cfg::kMaxRegs)
   }
 
   // ------------------------------------------------------------ consumers
-  const int ctid = threadIdx.x;                // 0..255
+  ptx::setmaxnreg_inc<Cfg::kConsumerRegs>();
+  const int ctid = threadIdx.x - 128;          // 0..255
   const int wg = ctid / 128, warp = (ctid / 32) % 4, lane = ctid % 32;
   const int g = lane / 4, j = lane % 4;
   const int x_r0 = 64 * wg + 16 * warp + g;    // this thread's X rows: x_r0, x_r0 + 8
@@ -475,10 +473,17 @@ __global__ void __maxnreg__(Cfg::kMaxRegs)
           if constexpr (kNv) xcodes[h] >>= 8 * (j / 2);
         }
       }
-      // All loads first, so their latencies overlap.
+      // All loads first where registers allow; the two-CTA decode tiles and
+      // MoE-dense (a second accumulator) spill with it, and convert X before
+      // loading Y.
+      constexpr bool kLoadsFirst = !Cfg::kMoe && Cfg::kCtasPerSm == 1;
       Item xi[kXItems > 0 ? kXItems : 1], yi[kYItems];
 #pragma unroll
       for (int u = 0; u < kXItems; ++u) xi[u] = load_item(xpl[u], x_base, sub, k_stage);
+      if constexpr (!kLoadsFirst) {
+#pragma unroll
+        for (int u = 0; u < kXItems; ++u) store_item(xi[u], xpl[u], kXSplit, xbuf);
+      }
 #pragma unroll
       for (int u = 0; u < kYItems; ++u) yi[u] = load_item(ypl[u], x_base, sub, k_stage);
       // kXInRegs: the scale factors of this thread's X words (table entries,
@@ -496,8 +501,10 @@ __global__ void __maxnreg__(Cfg::kMaxRegs)
           }
         }
       }
+      if constexpr (kLoadsFirst) {
 #pragma unroll
-      for (int u = 0; u < kXItems; ++u) store_item(xi[u], xpl[u], kXSplit, xbuf);
+        for (int u = 0; u < kXItems; ++u) store_item(xi[u], xpl[u], kXSplit, xbuf);
+      }
 #pragma unroll
       for (int u = 0; u < kYItems; ++u) store_item(yi[u], ypl[u], kYSplit, ybuf);
       if constexpr (Cfg::kXInRegs) {
