@@ -95,7 +95,7 @@ struct GemmConfig {
   // FP4 stage (WgmmaRS), with no BF16 copy in shared memory and no barrier
   // for it. Otherwise X is dequantised like Y: two BF16 buffers of BM rows ×
   // 64 K; warpgroup w owns rows [64w, 64w+64).
-  static constexpr bool kXInRegs = kSwap;
+  static constexpr bool kXInRegs = kSwap || !kMoe;
   static constexpr int kXConvBytes = kXInRegs ? 0 : BM * 128;
   static constexpr int kOffConv = kStages * kStageBytes;
   static constexpr int kOffXConv = kOffConv + 2 * kYUsers * kYConvBytes;
