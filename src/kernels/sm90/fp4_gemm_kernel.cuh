@@ -84,10 +84,11 @@ struct GemmConfig {
   static constexpr int kHeaderBytes = kMoe ? 16 + 4 * BT : 0;
   static constexpr int kStageBytes = align_up(kOffHeader + kHeaderBytes, 1024);
   // Dequantised Y: BF16 buffers of BN rows × 64 K (128-byte rows), two per
-  // user. With swap-AB (few tokens) each consumer warpgroup dequantises its
-  // own copy, so the warpgroups never wait for each other; otherwise (a wide
-  // weight tile) they share one pair and split the work.
-  static constexpr bool kPrivateY = kSwap;
+  // user. With swap-AB and at most 16 tokens each consumer warpgroup
+  // dequantises its own copy, so the warpgroups never wait for each other;
+  // otherwise they share one pair and split the work (64 tokens converted
+  // twice cost more than the warpgroups' barrier).
+  static constexpr bool kPrivateY = kSwap && BN <= 16;
   static constexpr int kYUsers = kPrivateY ? kConsumers : 1;
   static constexpr int kYConvBytes = align_up(BN * 128, 1024);
   // X from registers: with swap-AB (X = the weights, the bulk of the bytes)
