@@ -3,12 +3,13 @@
 # build (unless SKIP_TESTS=1), then the benchmark binaries in VARIANTS
 # (default .carry/var) taking turns on the suites in SUITES_AB (ROUNDS_AB
 # rounds, default 2) and SUITES_ONCE (one round). Logs under $OUT.
+# TESTS: the folder of the carried test binaries (default build/tests).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
-  timeout ${TEST_TIMEOUT:-400} build/tests/fp4moe_gpu_tests ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER} > "$OUT/gpu_tests.log" 2>&1
+  timeout ${TEST_TIMEOUT:-400} ${TESTS:-build/tests}/fp4moe_gpu_tests ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER} > "$OUT/gpu_tests.log" 2>&1
   echo "gpu tests rc=$?"; grep -E "^\[  (PASSED|FAILED) |tests ran|Failure" "$OUT/gpu_tests.log" | head -20
 fi
 VARIANTS=${VARIANTS:-.carry/var} ROUNDS=${ROUNDS_AB:-2} OUT="$OUT/ab" scripts/device_ab.sh ${SUITES_AB:-decode moe-fc2} > /dev/null 2>&1
