@@ -116,9 +116,14 @@ void run_fc2_suite(SuiteContext& ctx, const std::string& suite, bool top_k) {
       Row& added = ctx.add(r, [&](cudaStream_t s) { moe_dense_fc2(a, b, av, kWidth, dv, s, options); });
       // What moe_dense_fc2 ran (the tuning cache's tactic or the heuristic's),
       // and the fewest bytes at its token tile.
+      // The gathered formulation reads every used expert's B slice and
+      // every token's rows of its experts once (a token tile of one), and
+      // multiplies only those rows: its work is 2·nnz(alpha)·N·W.
       const GemmTactic& ran = detail::last_planned_tactic().tactic;
-      added.tactic = last_tactic_text() + (top_k ? " skip" : "");
-      added.bytes = skipping_bytes(alpha, m, ran.swap_ab ? ran.block_n : 128, f);
+      added.tactic = last_tactic_text() + (top_k && !ran.moe_gather ? " skip" : "");
+      added.bytes = skipping_bytes(alpha, m, ran.moe_gather ? 1 : ran.swap_ab ? ran.block_n : 128, f);
+      if (ran.moe_gather)
+        added.flops = 2.0 * double(std::count_if(alpha.begin(), alpha.end(), [](float v) { return v != 0.0f; })) * kN * kWidth;
       ours.push_back(ctx.rows.size() - 1);
     }
     if (ours.empty()) continue;

@@ -32,7 +32,7 @@ extern "C" {
 #endif
 
 /* 2: the tuning functions and descriptors (fp4moe_tune_*). */
-#define FP4MOE_C_ABI_VERSION 2
+#define FP4MOE_C_ABI_VERSION 3
 
 typedef enum {
   FP4MOE_OK = 0,
@@ -100,6 +100,7 @@ typedef struct {
   int32_t block_k;
   int32_t stages;
   int32_t split_k; /* 1, 2, 4 or 8; 0: stream-K (dense and moe_dense_fc2) */
+  int32_t moe_gather; /* 0 or 1: moe_dense_fc2's gathered formulation (GemmTactic::moe_gather) */
 } fp4moe_tactic;
 
 /* ------------------------------------------------------------ library ---- */

@@ -45,6 +45,17 @@ struct GemmTactic {
   /// (allocated by the first split-K call on a stream that needs more than
   /// before; not during graph capture).
   int split_k = 1;
+  /// moe_dense_fc2 only: the gathered formulation. The tokens of each expert
+  /// (non-zero alpha) are first gathered into a copy of their FP4 rows
+  /// (a small kernel on the same stream, into the library's per-stream
+  /// workspace); a CTA then takes 64 weight rows against every token and
+  /// walks the experts, multiplying each only by its own tokens, block_n of
+  /// them at a time. Each weight is read and converted once, however many
+  /// tokens there are, where the dense formulation converts it once per
+  /// token tile that uses it: for routed (top-k) alpha the faster one from a
+  /// few tokens per expert up. Holds at most a few hundred tokens (M; the
+  /// tile accumulator lives in shared memory) and runs with split_k = 1.
+  bool moe_gather = false;
 
   bool operator==(const GemmTactic&) const = default;
   std::string name() const;

@@ -33,6 +33,10 @@ class GemmTactic:
              library keeps per stream: the first call on a stream that needs
              more than before allocates it, so run the call once before
              capturing it in a CUDA graph.
+    moe_gather  moe_dense_fc2 only: the gathered formulation (each expert
+             multiplied by its own tokens only, block_n at a time; at most a
+             few hundred tokens; split_k 1). It uses the same per-stream
+             workspace as split-K.
     """
 
     swap_ab: bool
@@ -40,11 +44,13 @@ class GemmTactic:
     block_k: int
     stages: int
     split_k: int = 1
+    moe_gather: bool = False
 
     @property
     def name(self) -> str:
         buf = ctypes.create_string_buffer(96)
-        tactic = _capi.Tactic(int(self.swap_ab), self.block_n, self.block_k, self.stages, self.split_k)
+        tactic = _capi.Tactic(int(self.swap_ab), self.block_n, self.block_k, self.stages, self.split_k,
+                              int(self.moe_gather))
         _capi.call("fp4moe_tactic_name", tactic, buf, len(buf))
         return buf.value.decode()
 
@@ -62,4 +68,4 @@ def gemm_tactics(format: str, layout: str):
     _capi.call("fp4moe_gemm_tactics", FORMATS[format], LAYOUTS[layout], None, 0, ctypes.byref(count))
     out = (_capi.Tactic * count.value)()
     _capi.call("fp4moe_gemm_tactics", FORMATS[format], LAYOUTS[layout], out, count.value, ctypes.byref(count))
-    return [GemmTactic(bool(t.swap_ab), t.block_n, t.block_k, t.stages, t.split_k) for t in out]
+    return [GemmTactic(bool(t.swap_ab), t.block_n, t.block_k, t.stages, t.split_k, bool(t.moe_gather)) for t in out]

@@ -90,6 +90,12 @@ const kernels::KernelEntry& checked_kernel(const ArgCheck& c, const tuning::Prob
                 "known only on the device",
                 std::to_string(t.split_k));
       break;
+    case tuning::TacticFault::kTooManyTokens:
+      c.require(false, "options.tactic",
+                "holds at most " + std::to_string(check.max_m) + " tokens (M = " + std::to_string(shape.m) +
+                    "): the gathered formulation keeps every token's accumulator in shared memory",
+                t.name());
+      break;
     case tuning::TacticFault::kSplitKUnits: {
       const std::string units = shape.layout == kernels::Layout::kMoeDense ? "experts" : "K blocks";
       c.require(false, "options.tactic",
@@ -153,7 +159,10 @@ GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call_in, std::int64_t m_r
   const std::int64_t bt = t.swap_ab ? t.block_n : e->block_m, bw = t.swap_ab ? e->block_m : t.block_n;
   // Weight rows the kernel tiles: FC1 tiles every expert's 2I rows as one.
   const std::int64_t n_rows = call.op == GemmOp::kMoeFc1 ? call.n * call.groups : call.n;
-  const std::int64_t t_blocks = call.op == GemmOp::kMasked ? call.groups * ((m_rows + bt - 1) / bt) : (m_rows + bt - 1) / bt;
+  // The gather tiles take every token at once: one token block.
+  const std::int64_t t_blocks = t.moe_gather               ? 1
+                                : call.op == GemmOp::kMasked ? call.groups * ((m_rows + bt - 1) / bt)
+                                                             : (m_rows + bt - 1) / bt;
   return {e,       t_blocks * ((n_rows + bw - 1) / bw), t.split_k, e->block_m * t.block_n, tuning::split_k_units(shape, t),
           t_blocks, static_cast<int>(bt)};
 }

@@ -4,7 +4,9 @@
 #include <string>
 
 #include "api/gemm_dispatch.hpp"
+#include "common/split_k_workspace.hpp"
 #include "fp4moe/moe.hpp"
+#include "kernels/moe/gather_tokens.hpp"
 #include "kernels/moe/routing_alpha.hpp"
 
 namespace fp4moe {
@@ -30,6 +32,46 @@ std::int64_t alpha_span_bytes(const MatrixView& alpha) {
   return ((alpha.rows - 1) * alpha.ld() + (alpha.cols - 1) * alpha.col_stride + 1) * 4;
 }
 
+/// The gathered formulation (GemmTactic::moe_gather): each expert's tokens
+/// and their FP4 rows into the library's per-stream workspace, then the
+/// gather GEMM over that copy (A) and B.
+void run_gathered_fc2(const detail::GemmPlan& pl, const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alpha,
+                      int expert_width, const MatrixView& d, cudaStream_t stream) {
+  const kernels::GatherLayout gl = kernels::gather_layout(a.rows, alpha.cols, expert_width, block_size(a.format));
+  auto* ws = reinterpret_cast<std::uint8_t*>(detail::split_k_workspace(stream, 0, 0, (gl.bytes + 3) / 4).scratch);
+  kernels::GatherTokensParams gp;
+  gp.alpha = static_cast<const float*>(alpha.data);
+  gp.stride_m = alpha.ld();
+  gp.stride_e = alpha.col_stride;
+  gp.tokens = static_cast<std::int32_t>(a.rows);
+  gp.experts = static_cast<std::int32_t>(alpha.cols);
+  gp.width = expert_width;
+  gp.block = block_size(a.format);
+  gp.a_data = static_cast<const std::uint8_t*>(a.data);
+  gp.a_scales = static_cast<const std::uint8_t*>(a.scales);
+  gp.workspace = ws;
+  gp.layout = gl;
+  kernels::launch_gather_tokens(gp, stream);
+
+  // The gathered copy as a grouped operand: expert e's slots are group e.
+  Fp4Tensor gathered = a;
+  gathered.data = ws + gl.data;
+  gathered.scales = ws + gl.scales;
+  gathered.rows = gl.capacity;
+  gathered.cols = expert_width;
+  gathered.groups = alpha.cols;
+  kernels::GemmParams p = detail::gemm_params(gathered, b, d, a.rows);
+  p.k = static_cast<std::int32_t>(a.cols);
+  p.groups = 1;
+  p.experts = static_cast<std::int32_t>(alpha.cols);
+  p.expert_width = expert_width;
+  p.gather_counts = reinterpret_cast<const std::int32_t*>(ws + gl.counts);
+  p.gather_tokens = reinterpret_cast<const std::int32_t*>(ws + gl.tokens);
+  p.gather_alpha = reinterpret_cast<const float*>(ws + gl.alpha);
+  p.gather_capacity = static_cast<std::int32_t>(gl.capacity);
+  detail::launch_gemm(pl, gathered, b, p, stream);
+}
+
 }  // namespace
 
 void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alpha, int expert_width, const MatrixView& d,
@@ -53,6 +95,10 @@ void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alp
   call.expert_width = expert_width;
   const auto pl = detail::plan_gemm(c, call, a.rows, options);
   if (a.rows == 0 || b.rows == 0) return;
+  if (pl.kernel->tactic.moe_gather) {
+    run_gathered_fc2(pl, a, b, alpha, expert_width, d, stream);
+    return;
+  }
   kernels::GemmParams p = detail::gemm_params(a, b, d, a.rows);
   p.experts = static_cast<std::int32_t>(alpha.cols);
   p.expert_width = expert_width;

@@ -61,6 +61,7 @@ GemmOptions gemm_options(const fp4moe_tactic* tactic, GemmTactic& storage) {
     storage.block_k = tactic->block_k;
     storage.stages = tactic->stages;
     storage.split_k = tactic->split_k;
+    storage.moe_gather = tactic->moe_gather != 0;
     o.tactic = &storage;
   }
   return o;

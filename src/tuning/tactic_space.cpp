@@ -11,11 +11,11 @@ namespace fp4moe {
 
 std::string GemmTactic::name() const {
   char buf[96];
+  const char* kind = moe_gather ? "gather" : swap_ab ? "swapAB" : "direct";
   if (split_k == tuning::kStreamK)
-    std::snprintf(buf, sizeof buf, "%s bn%d bk%d st%d streamK", swap_ab ? "swapAB" : "direct", block_n, block_k, stages);
+    std::snprintf(buf, sizeof buf, "%s bn%d bk%d st%d streamK", kind, block_n, block_k, stages);
   else
-    std::snprintf(buf, sizeof buf, "%s bn%d bk%d st%d sk%d", swap_ab ? "swapAB" : "direct", block_n, block_k, stages,
-                  split_k);
+    std::snprintf(buf, sizeof buf, "%s bn%d bk%d st%d sk%d", kind, block_n, block_k, stages, split_k);
   return buf;
 }
 
@@ -144,8 +144,27 @@ int pick_split_k(const ProblemShape& s, const GemmTactic& t) {
   return best;
 }
 
+/// Routed MoE-dense (top_k known): the gathered formulation where one holds
+/// M, with the token block that holds a typical expert's tokens in one pass
+/// (M·top_k/E of them on average): 16, else 32.
+const GemmTactic* pick_gather(const ProblemShape& shape, const std::vector<GemmTactic>& all) {
+  if (shape.layout != kernels::Layout::kMoeDense || shape.top_k <= 0 || shape.experts <= 0) return nullptr;
+  const double per_expert = double(shape.m) * std::min(shape.top_k, shape.experts) / shape.experts;
+  const int want = per_expert <= 16.0 ? 16 : 32;
+  const GemmTactic* best = nullptr;
+  for (const GemmTactic& t : all) {
+    if (!t.moe_gather || !check_tactic(shape, t).ok()) continue;
+    const int d = std::abs(t.block_n - want), best_d = best ? std::abs(best->block_n - want) : 0;
+    if (!best || d < best_d) best = &t;
+  }
+  return best;
+}
+
 GemmTactic pick_tile(const ProblemShape& shape) {
-  const std::vector<GemmTactic> all = compiled_tactics(shape.format, shape.layout);
+  std::vector<GemmTactic> all = compiled_tactics(shape.format, shape.layout);
+  if (const GemmTactic* gather = pick_gather(shape, all)) return *gather;
+  // The rest chooses among the dense formulation's tiles.
+  std::erase_if(all, [](const GemmTactic& t) { return t.moe_gather; });
   // Few tokens per weight tile: the weights dominate the bytes, so put them
   // on the register side and stage the tokens (swap-AB), with the smallest
   // token tile that holds them. Otherwise the widest direct tile. MoE-dense
@@ -244,6 +263,7 @@ TacticCheck check_tactic(const ProblemShape& shape, const GemmTactic& tactic) {
     return r;
   }
   r.units = split_k_units(shape, tactic);
+  r.max_m = r.kernel->max_m;
   if (std::find(std::begin(kSplitKChoices), std::end(kSplitKChoices), tactic.split_k) == std::end(kSplitKChoices))
     r.fault = TacticFault::kSplitKChoice;
   else if (tactic.split_k == kStreamK && r.kernel->max_split_k == 1)
@@ -257,6 +277,8 @@ TacticCheck check_tactic(const ProblemShape& shape, const GemmTactic& tactic) {
     r.fault = TacticFault::kSplitKNotCompiled;
   else if (tactic.split_k > r.units)
     r.fault = TacticFault::kSplitKUnits;
+  else if (r.max_m > 0 && shape.m > r.max_m)
+    r.fault = TacticFault::kTooManyTokens;
   return r;
 }
 

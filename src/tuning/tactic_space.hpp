@@ -61,12 +61,14 @@ enum class TacticFault {
   kSplitKNotCompiled,  ///< the tile is compiled without split-K (stream-K included)
   kSplitKUnits,        ///< more slices than experts (MoE-dense) or K blocks; stream-K with one
   kStreamKLayout,      ///< stream-K on a layout other than dense and MoE-dense
+  kTooManyTokens,      ///< more tokens (M) than the kernel holds (the gather tiles)
 };
 
 struct TacticCheck {
   const kernels::KernelEntry* kernel = nullptr;  ///< set unless kNotCompiled
   TacticFault fault = TacticFault::kNone;
   int units = 0;  ///< what split-K slices (experts or K blocks)
+  int max_m = 0;  ///< the kernel's token limit (0: none)
   bool ok() const { return fault == TacticFault::kNone; }
 };
 

@@ -42,6 +42,7 @@ json::Value tactic_json(const GemmTactic& t) {
   o["block_k"] = t.block_k;
   o["stages"] = t.stages;
   o["split_k"] = t.split_k;
+  o["moe_gather"] = t.moe_gather;
   return o;
 }
 
@@ -102,7 +103,7 @@ class Reader {
 
   static GemmTactic tactic(const json::Value& v, const std::string& where) {
     if (!v.is_object()) throw Bad{where + ": \"tactic\" must be an object"};
-    only_members(v, {"swap_ab", "block_n", "block_k", "stages", "split_k"}, where + ".tactic");
+    only_members(v, {"swap_ab", "block_n", "block_k", "stages", "split_k", "moe_gather"}, where + ".tactic");
     GemmTactic t;
     const json::Value& swap = member(v, "swap_ab", where + ".tactic");
     if (!swap.is_bool()) throw Bad{where + ".tactic: \"swap_ab\" must be true or false"};
@@ -111,6 +112,10 @@ class Reader {
     t.block_k = static_cast<int>(integer(v, "block_k", 1, 4096, where + ".tactic"));
     t.stages = static_cast<int>(integer(v, "stages", 1, 64, where + ".tactic"));
     t.split_k = static_cast<int>(integer(v, "split_k", 0, 64, where + ".tactic"));
+    if (const json::Value* gather = v.find("moe_gather")) {  // optional: false where absent
+      if (!gather->is_bool()) throw Bad{where + ".tactic: \"moe_gather\" must be true or false"};
+      t.moe_gather = gather->as_bool();
+    }
     return t;
   }
 

@@ -23,6 +23,13 @@
 // skips the ones no token of the tile uses (moe_dense_producer.cuh); the
 // consumers accumulate each expert apart and fold alpha·(A_e·B_eᵀ) into the
 // tile's accumulator once the expert's MMAs land.
+//
+// MoE gather (moe_dense_fc2 with gathered tokens) is swap-AB with 64 weight
+// rows per tile against every token: its producer walks each expert's
+// gathered tokens BT at a time (moe_gather_producer.cuh), the warpgroups take
+// alternate passes over the same 64 rows, and each adds alpha·(its pass's
+// product) into the tile's FP32 accumulator in shared memory, in pass order;
+// the epilogue stores that accumulator.
 #pragma once
 
 #include <cuda.h>
@@ -33,6 +40,7 @@
 #include "kernels/sm90/fp4_dequant.cuh"
 #include "kernels/sm90/gemm_params.hpp"
 #include "kernels/sm90/moe_dense_producer.cuh"
+#include "kernels/sm90/moe_gather_producer.cuh"
 #include "kernels/sm90/swiglu_epilogue.cuh"
 #include "kernels/sm90/ptx/memory.cuh"
 #include "kernels/sm90/ptx/wgmma.cuh"
@@ -47,8 +55,11 @@ struct GemmConfig {
   static constexpr bool kNvfp4 = kNvfp4_;
   static constexpr Layout kLayout = kLayout_;
   static constexpr bool kSwap = kSwap_;
+  static constexpr bool kGather = kLayout == Layout::kMoeGather;
   static constexpr int kConsumers = 2;
-  static constexpr int BM = 64 * kConsumers;  // X rows per CTA
+  // X rows per CTA: 64 per consumer warpgroup; the gather layout's
+  // warpgroups share one 64-row block (they take alternate passes).
+  static constexpr int BM = kGather ? 64 : 64 * kConsumers;
   static constexpr int BN = BN_;              // Y rows per CTA
   static constexpr int BK = BK_;              // K per stage
   static constexpr int kStages = kStages_;
@@ -81,14 +92,15 @@ struct GemmConfig {
   static constexpr bool kMoe = kLayout == Layout::kMoeDense;
   static constexpr bool kFc1 = kLayout == Layout::kMoeFc1;
   static constexpr int kOffHeader = kOffYScale + kYScaleBytes;
-  static constexpr int kHeaderBytes = kMoe ? 16 + 4 * BT : 0;
+  static constexpr int kHeaderBytes = kMoe ? 16 + 4 * BT : kGather ? int(sizeof(GatherStageHeader)) : 0;
   static constexpr int kStageBytes = align_up(kOffHeader + kHeaderBytes, 1024);
   // Dequantised Y: BF16 buffers of BN rows × 64 K (128-byte rows), two per
   // user. With swap-AB and at most 16 tokens each consumer warpgroup
   // dequantises its own copy, so the warpgroups never wait for each other;
   // otherwise they share one pair and split the work (64 tokens converted
   // twice cost more than the warpgroups' barrier).
-  static constexpr bool kPrivateY = kSwap && BN <= 16;
+  // The gather layout's warpgroups convert their own passes' tokens.
+  static constexpr bool kPrivateY = kSwap && (BN <= 16 || kGather);
   static constexpr int kYUsers = kPrivateY ? kConsumers : 1;
   static constexpr int kYConvBytes = align_up(BN * 128, 1024);
   // X from registers: with swap-AB (X = the weights, the bulk of the bytes)
@@ -118,15 +130,24 @@ struct GemmConfig {
   // The scale table: one 32-bit factor per scale code (fp4_dequant.cuh,
   // scale_table_entry), so the loops never convert a code themselves.
   static constexpr int kOffScaleTable = kOffSplitFlag + 16;
-  static constexpr int kSmemBytes = kOffScaleTable + 4 * 256 + 1024;  // + alignment slack
+  // Gather: the tile's accumulator, M rows of BM FP32 (+4 pad: rows a
+  // warp adds to start in different banks), sized at launch
+  // (gather_smem_bytes).
+  static constexpr int kOffGatherAcc = kOffScaleTable + 4 * 256;
+  static constexpr int kGatherAccStride = BM + 4;
+  static constexpr int kSmemBytes = kOffGatherAcc + 1024;  // + alignment slack
   static constexpr int kTileFloats = BM * BN;  // one split-K partial tile
   // The 128 x 256 tile keeps 128 accumulators per thread: the split-K
   // reduction's extra registers make ptxas spill there (measured: 1 KB), and
   // that tile has work for every SM on the shapes it is picked for, so it is
   // compiled without split-K.
-  static constexpr bool kSplitK = kSwap || BN <= 128;
+  static constexpr bool kSplitK = !kGather && (kSwap || BN <= 128);
+  /// Gather: shared memory for M tokens, and the most tokens one CTA holds.
+  static constexpr std::int64_t gather_smem_bytes(std::int64_t m) { return kSmemBytes + 4 * kGatherAccStride * m; }
+  static constexpr int kGatherMaxTokens = kGather ? (227 * 1024 - kSmemBytes) / (4 * kGatherAccStride) : 0;
   static_assert(!kMoe || kSwap || BN <= 128, "MoE-dense holds two accumulators: BN <= 128 without swap-AB");
   static_assert(!kFc1 || (!kSwap && BN == 256), "FC1 pairs 128 gate and 128 up rows in one weight tile");
+  static_assert(!kGather || (kSwap && BN <= 32 && BN % 8 == 0), "gather: weights from registers, a few tokens per pass");
   static_assert(BK == 128 || BK == 256, "BK is 128 or 256: an even number of 64-K sub-steps per stage keeps the\n"
                 "double-buffered A fragments and BF16 tiles at compile-time indices");
   static_assert(BK % (4 * kBlock) == 0, "a stage covers whole 128x4 scale chunks");
@@ -196,6 +217,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   }
   for (int code = threadIdx.x; code < 256; code += Cfg::kThreads)
     reinterpret_cast<std::uint32_t*>(smem + Cfg::kOffScaleTable)[code] = scale_table_entry<kNv>(std::uint8_t(code));
+  if constexpr (Cfg::kGather) {  // the tile accumulator starts at zero; each epilogue re-zeroes what it stores
+    float* acc_smem = reinterpret_cast<float*>(smem + Cfg::kOffGatherAcc);
+    for (int i = threadIdx.x; i < p.m * Cfg::kGatherAccStride; i += Cfg::kThreads) acc_smem[i] = 0.0f;
+  }
   if constexpr (Cfg::kFc1) {  // NVFP4 output: its global decode scale 1/g
     if (p.fc1_decode_out && blockIdx.x == 0 && threadIdx.x == 0) *p.fc1_decode_out = 1.0f / *p.fc1_encode_scale;
   }
@@ -204,21 +229,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // A work item covers units [t.unit_begin, t.unit_end) of its tile: K
   // blocks, or for MoE-dense whole experts.
   const int k_iters = (p.k + BK - 1) / BK;
-  const TileScheduler<Cfg::kLayout, Cfg::BT, Cfg::BW> sched(p, prefix, Cfg::kMoe ? p.experts : k_iters);
+  const TileScheduler<Cfg::kLayout, Cfg::BT, Cfg::BW> sched(p, prefix, Cfg::kMoe || Cfg::kGather ? p.experts : k_iters);
 
   // X/Y rows of a tile in their tensor maps, and (group, row-in-group) of their scales.
   auto x_row = [&](const Tile& t) { return Cfg::kSwap ? sched.b_row(t) : sched.a_row(t); };
   auto y_row = [&](const Tile& t) { return Cfg::kSwap ? sched.a_row(t) : sched.b_row(t); };
-  auto a_scale_group = [&](const Tile& t) { return Cfg::kLayout == Layout::kMasked ? t.group : 0; };
-  auto b_scale_group = [&](const Tile& t) { return Cfg::kLayout == Layout::kDense ? 0 : t.group; };
+  auto a_scale_group = [&](const Tile& t) { return Cfg::kLayout == Layout::kMasked || Cfg::kGather ? t.group : 0; };
+  auto b_scale_group = [&](const Tile& t) { return Cfg::kLayout == Layout::kDense || Cfg::kGather ? 0 : t.group; };
   auto x_scale_row0 = [&](const Tile& t) { return Cfg::kSwap ? t.n0 : t.m0; };
   auto y_scale_row0 = [&](const Tile& t) { return Cfg::kSwap ? t.m0 : t.n0; };
   auto x_scale_group = [&](const Tile& t) { return Cfg::kSwap ? b_scale_group(t) : a_scale_group(t); };
   auto y_scale_group = [&](const Tile& t) { return Cfg::kSwap ? a_scale_group(t) : b_scale_group(t); };
 
-  // Loads K block kb of tile t into stage s: the FP4 tiles of X and Y (TMA)
-  // and their scale chunks (bulk copies), all completing on full[s].
-  auto load_stage = [&](int s, const Tile& t, int kb) {
+  // Loads K block kb of tile t's X and K block y_kb of its Y (the same
+  // block, except in the gather layout, whose gathered tokens hold one
+  // expert's W columns) into stage s: the FP4 tiles (TMA) and their scale
+  // chunks (bulk copies), all completing on full[s].
+  auto load_stage = [&](int s, const Tile& t, int kb, int y_kb) {
     std::uint8_t* st = smem + s * Cfg::kStageBytes;
     const std::uint8_t* xs = px.scales + std::int64_t(x_scale_group(t)) * px.scale_group_bytes;
     const std::uint8_t* ys = py.scales + std::int64_t(y_scale_group(t)) * py.scale_group_bytes;
@@ -230,27 +257,28 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       if constexpr (Cfg::kFc1) return (t.n0 % p.fc1_inter + b * p.fc1_inter) / 128;
       return y_scale_row0(t) / 128 + b;
     };
-    const int chunk0 = kb * Cfg::kChunksPerStage;
+    const int chunk0 = kb * Cfg::kChunksPerStage, y_chunk0 = y_kb * Cfg::kChunksPerStage;
     const int chunks = min(Cfg::kChunksPerStage, px.scale_chunks - chunk0);
+    const int y_chunks = min(Cfg::kChunksPerStage, py.scale_chunks - y_chunk0);
     std::uint32_t bytes = Cfg::kXBytes + BN * Cfg::kRowBytes;
     if (x_band < x_bands_total) bytes += 512 * chunks;
     for (int b = 0; b < Cfg::kYBands; ++b)
-      if (y_band(b) < y_bands_total) bytes += 512 * chunks;
+      if (y_band(b) < y_bands_total) bytes += 512 * y_chunks;
     ptx::mbar_arrive_expect_tx(&full[s], bytes);
     ptx::tma_load_2d(st, tmap_x, kb * Cfg::kRowBytes, x_row(t), &full[s]);
     if constexpr (Cfg::kFc1) {  // gate rows, then the matching up rows
-      ptx::tma_load_2d(st + Cfg::kOffY, tmap_y, kb * Cfg::kRowBytes, y_row(t), &full[s]);
-      ptx::tma_load_2d(st + Cfg::kOffY + (BN / 2) * Cfg::kRowBytes, tmap_y, kb * Cfg::kRowBytes, y_row(t) + p.fc1_inter,
+      ptx::tma_load_2d(st + Cfg::kOffY, tmap_y, y_kb * Cfg::kRowBytes, y_row(t), &full[s]);
+      ptx::tma_load_2d(st + Cfg::kOffY + (BN / 2) * Cfg::kRowBytes, tmap_y, y_kb * Cfg::kRowBytes, y_row(t) + p.fc1_inter,
                        &full[s]);
     } else {
-      ptx::tma_load_2d(st + Cfg::kOffY, tmap_y, kb * Cfg::kRowBytes, y_row(t), &full[s]);
+      ptx::tma_load_2d(st + Cfg::kOffY, tmap_y, y_kb * Cfg::kRowBytes, y_row(t), &full[s]);
     }
     if (x_band < x_bands_total)
       ptx::bulk_load(st + Cfg::kOffXScale, xs + (std::int64_t(x_band) * px.scale_chunks + chunk0) * 512, 512 * chunks, &full[s]);
     for (int b = 0; b < Cfg::kYBands; ++b)
       if (y_band(b) < y_bands_total)
         ptx::bulk_load(st + Cfg::kOffYScale + b * 512 * Cfg::kChunksPerStage,
-                       ys + (std::int64_t(y_band(b)) * py.scale_chunks + chunk0) * 512, 512 * chunks, &full[s]);
+                       ys + (std::int64_t(y_band(b)) * py.scale_chunks + y_chunk0) * 512, 512 * y_chunks, &full[s]);
   };
 
   if (threadIdx.x < 128) {
@@ -258,6 +286,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     ptx::setmaxnreg_dec<Cfg::kProducerRegs>();
     if constexpr (Cfg::kMoe) {
       if (threadIdx.x < 32) moe_produce<Cfg>(p, sched, smem, full, empty, load_stage);
+    } else if constexpr (Cfg::kGather) {
+      if (threadIdx.x < 32) gather_produce<Cfg>(p, sched, smem, full, empty, load_stage);
     } else if (threadIdx.x == 0) {
       ptx::prefetch_tensor_map(tmap_x);
       ptx::prefetch_tensor_map(tmap_y);
@@ -268,7 +298,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         for (int kb = t.unit_begin; kb < t.unit_end; ++kb, ++it) {
           const int s = it % kStages;
           ptx::mbar_wait(&empty[s], ((it / kStages) & 1) ^ 1);
-          load_stage(s, t, kb);
+          load_stage(s, t, kb, kb);
         }
       }
     }
@@ -280,7 +310,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   const int ctid = threadIdx.x - 128;          // 0..255
   const int wg = ctid / 128, warp = (ctid / 32) % 4, lane = ctid % 32;
   const int g = lane / 4, j = lane % 4;
-  const int x_r0 = 64 * wg + 16 * warp + g;    // this thread's X rows: x_r0, x_r0 + 8
+  const int x_r0 = (Cfg::kGather ? 0 : 64 * wg) + 16 * warp + g;  // this thread's X rows: x_r0, x_r0 + 8
   // The threads that dequantise and synchronise on one Y buffer pair.
   constexpr int kYThreads = Cfg::kPrivateY ? 128 : Cfg::kConsumerThreads;
   const int y_tid = Cfg::kPrivateY ? ctid % 128 : ctid;
@@ -407,7 +437,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // as acc += alpha·expert_acc, with alpha per token: X rows (x_r0, x_r0 + 8)
   // without swap-AB, Y columns (8i + 2j + e) with it.
   constexpr int kAlphaRegs = Cfg::kSwap ? BN / 4 : 2;
-  float expert_acc[Cfg::kMoe ? BN / 2 : 1];
+  // Gather: a pass's product, added into the shared accumulator at its end.
+  float expert_acc[Cfg::kMoe || Cfg::kGather ? BN / 2 : 1];
   float alpha[Cfg::kMoe ? kAlphaRegs : 1];
   bool fold_pending = false, part_fresh = true;
   auto fold = [&] {
@@ -563,7 +594,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) ptx::fence_register(d[i]);
       };
-      if constexpr (Cfg::kMoe) {
+      if constexpr (Cfg::kMoe || Cfg::kGather) {
         mma_into(expert_acc, part_fresh);
         part_fresh = false;
       } else {
@@ -573,8 +604,115 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     if (ends_expert) fold_pending = true;
   };
 
+  // Gather: passes alternate between the warpgroups; pass p's owner adds its
+  // product into the shared accumulator after pass p - 1's owner added
+  // its own: it waits on order barrier kOrderBarrier + (its warpgroup),
+  // which the other warpgroup arrives on after each of its additions (and
+  // warpgroup 1 once at the start, for pass 0). So every token sums its
+  // experts in expert order (bit-identical repeats).
+  constexpr std::uint32_t kOrderBarrier = 6;
+  int last_owner = 1;  // the owner of the last pass seen (1: as if warpgroup 1 had added a pass -1)
+  if constexpr (Cfg::kGather) {
+    if (wg == 1) ptx::named_barrier_arrive(kOrderBarrier, Cfg::kConsumerThreads);
+  }
+
   Tile t;
   for (std::int32_t work_item = 0; sched.work(work_item, t); ++work_item) {
+    if constexpr (Cfg::kGather) {
+      float* acc_smem = reinterpret_cast<float*>(smem + Cfg::kOffGatherAcc);
+      const std::int32_t xs_row0 = t.n0 % 128;
+      // The tokens and alphas of this thread's columns 8c + 2j + {0, 1} of
+      // the current pass (read at the pass's start, used at its end).
+      int2 tok[BN / 8];
+      float2 wgt[BN / 8];
+      const int stages_per_pass = p.expert_width / BK;
+      for (;;) {  // one pass per iteration
+        const int s0 = it % kStages;
+        ptx::mbar_wait(&full[s0], (it / kStages) & 1);
+        const GatherStageHeader h = *reinterpret_cast<const GatherStageHeader*>(smem + s0 * Cfg::kStageBytes + Cfg::kOffHeader);
+        if (h.flags & kGatherTileEnd) {
+          ptx::mbar_arrive(&empty[s0]);
+          ++it;
+          break;
+        }
+        last_owner = h.owner;
+        // The other warpgroup's pass: only release its stages. (A vote, so
+        // ptxas sees a warp-uniform branch.)
+        if (!__all_sync(0xffffffffu, h.owner == wg)) {
+          for (int st = 0; st < stages_per_pass; ++st, ++it) {
+            const int s = it % kStages;
+            ptx::mbar_wait(&full[s], (it / kStages) & 1);
+            ptx::mbar_arrive(&empty[s]);
+          }
+          continue;
+        }
+        place_items(xs_row0, h.slot0 % 128);
+        part_fresh = true;
+        const int valid = h.valid;
+        {
+          const std::int64_t base = std::int64_t(h.expert) * p.gather_capacity + h.slot0;
+#pragma unroll
+          for (int c = 0; c < BN / 8; ++c) {
+            // Slots up to the pass's end lie inside the expert's capacity
+            // (a multiple of every BT), so the pair is in bounds.
+            const int col = 8 * c + 2 * j;
+            tok[c] = col < valid ? *reinterpret_cast<const int2*>(p.gather_tokens + base + col) : make_int2(0, 0);
+            wgt[c] = col < valid ? *reinterpret_cast<const float2*>(p.gather_alpha + base + col) : make_float2(0.0f, 0.0f);
+          }
+        }
+        // The pass's stages (the first one's barrier has completed already).
+        // Its product is whole after a wait at the end of this loop: a wait
+        // under a data-dependent branch instead makes ptxas serialise every
+        // wgmma (C7518).
+        for (int st = 0; st < stages_per_pass; ++st, ++it) {
+          const int s = it % kStages;
+          ptx::mbar_wait(&full[s], (it / kStages) & 1);
+          consume_stage(s, h.kb + st, nullptr, false, xs_row0, h.slot0 % 128);
+        }
+        ptx::wgmma_wait<0>();
+        ptx::named_barrier(kOrderBarrier + wg, Cfg::kConsumerThreads);
+#pragma unroll
+        for (int c = 0; c < BN / 8; ++c) {
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            if (8 * c + 2 * j + e >= valid) continue;
+            const int m = e ? tok[c].y : tok[c].x;
+            const float a = e ? wgt[c].y : wgt[c].x;
+#pragma unroll
+            for (int hh = 0; hh < 2; ++hh) {  // rows x_r0, x_r0 + 8; acc index 4c + 2hh + e
+              float* cell = acc_smem + m * Cfg::kGatherAccStride + x_r0 + 8 * hh;
+              *cell = fmaf(a, expert_acc[4 * c + 2 * hh + e], *cell);
+            }
+          }
+        }
+        ptx::named_barrier_arrive(kOrderBarrier + 1 - wg, Cfg::kConsumerThreads);
+      }
+      // Epilogue: every pass of the tile is added; store the accumulator
+      // (D[m, n0 .. n0 + BM)) and zero it for the next tile.
+      ptx::named_barrier(5, Cfg::kConsumerThreads);
+      float factor = dequant_offset_correction<kNv>();
+      if constexpr (kNv) factor *= p.a.global[0] * p.b.global[0];
+      for (std::int32_t idx = ctid; idx < p.m * (Cfg::BM / 4); idx += Cfg::kConsumerThreads) {
+        const std::int32_t m = idx / (Cfg::BM / 4), q = idx % (Cfg::BM / 4);
+        float4* cell = reinterpret_cast<float4*>(acc_smem + m * Cfg::kGatherAccStride + 4 * q);
+        const float4 v4 = *cell;
+        *cell = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        const float v[4] = {v4.x, v4.y, v4.z, v4.w};
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          const std::int32_t n = t.n0 + 4 * q + c;
+          if (n >= p.n) break;
+          const std::int64_t off = std::int64_t(m) * p.ldd + n;
+          if (p.d_is_bf16) {
+            static_cast<__nv_bfloat16*>(p.d)[off] = __float2bfloat16_rn(v[c] * factor);
+          } else {
+            static_cast<float*>(p.d)[off] = v[c] * factor;
+          }
+        }
+      }
+      ptx::named_barrier(5, Cfg::kConsumerThreads);  // zeroed before the next tile's first addition
+      continue;
+    }
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
     const std::int32_t xs_row0 = x_scale_row0(t) % 128;
@@ -679,6 +817,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         }
       }
     }
+  }
+  if constexpr (Cfg::kGather) {
+    // The last pass's owner arrived for a next pass that never came: its
+    // waiter takes that arrival, so no barrier is left half-arrived.
+    if (wg == 1 - last_owner) ptx::named_barrier(kOrderBarrier + wg, Cfg::kConsumerThreads);
   }
 #endif
 }

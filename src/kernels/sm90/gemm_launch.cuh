@@ -14,13 +14,18 @@ namespace fp4moe::kernels {
 template <class Cfg>
 void launch_gemm(const LaunchArgs& args) {
   const auto kernel = fp4_gemm_kernel<Cfg>;
-  FP4MOE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
+  // The gather layout's tile accumulator holds every token: its shared
+  // memory grows with M (the tactic check keeps M within kGatherMaxTokens).
+  const std::int64_t smem = Cfg::kGather ? Cfg::gather_smem_bytes(args.params.m) : Cfg::kSmemBytes;
+  FP4MOE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   const int x_box = Cfg::BM, y_box = Cfg::kFc1 ? Cfg::BN / 2 : Cfg::BN;  // FC1 loads gate and up rows apart
-  const CUtensorMap ta = make_fp4_tensor_map(args.a->data, args.a_rows, args.params.k, Cfg::kSwap ? y_box : x_box, Cfg::BK);
+  // Gather: A is the gathered token rows, W columns each (B keeps all E·W).
+  const std::int64_t a_cols = Cfg::kGather ? args.params.expert_width : args.params.k;
+  const CUtensorMap ta = make_fp4_tensor_map(args.a->data, args.a_rows, a_cols, Cfg::kSwap ? y_box : x_box, Cfg::BK);
   const CUtensorMap tb = make_fp4_tensor_map(args.b->data, args.b_rows, args.params.k, Cfg::kSwap ? x_box : y_box, Cfg::BK);
   const std::int64_t grid = args.grid > 0 ? args.grid
                                           : std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(detail::current_device_sm_count()) * Cfg::kCtasPerSm, args.max_tiles));
-  kernel<<<static_cast<unsigned>(grid), Cfg::kThreads, Cfg::kSmemBytes, args.stream>>>(ta, tb, args.params);
+  kernel<<<static_cast<unsigned>(grid), Cfg::kThreads, static_cast<unsigned>(smem), args.stream>>>(ta, tb, args.params);
   FP4MOE_CHECK_LAUNCH();
 }
 
@@ -32,8 +37,11 @@ KernelEntry entry() {
   t.block_k = Cfg::BK;
   t.stages = Cfg::kStages;
   t.split_k = 1;
-  return KernelEntry{Cfg::kNvfp4 ? Fp4Format::kNVFP4 : Fp4Format::kMXFP4, Cfg::kLayout, t, Cfg::BM, Cfg::kCtasPerSm,
-                     Cfg::kSplitK ? 8 : 1, &launch_gemm<Cfg>};
+  t.moe_gather = Cfg::kGather;
+  // The gather layout is a tactic of moe_dense_fc2, listed with its MoE-dense tiles.
+  const Layout op_layout = Cfg::kGather ? Layout::kMoeDense : Cfg::kLayout;
+  return KernelEntry{Cfg::kNvfp4 ? Fp4Format::kNVFP4 : Fp4Format::kMXFP4, op_layout, t, Cfg::BM, Cfg::kCtasPerSm,
+                     Cfg::kSplitK ? 8 : 1, Cfg::kGatherMaxTokens, &launch_gemm<Cfg>};
 }
 
 }  // namespace fp4moe::kernels

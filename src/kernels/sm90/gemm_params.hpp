@@ -17,7 +17,12 @@ namespace fp4moe::kernels {
 /// (gate rows then up rows); an output tile of 128 columns of one expert
 /// loads the matching 128 gate and 128 up rows, and the epilogue writes
 /// silu(gate)·up (moe_dense_fc1_swiglu).
-enum class Layout : std::uint8_t { kDense, kContiguous, kMasked, kMoeDense, kMoeFc1 };
+/// kMoeGather: moe_dense_fc2 with each expert's tokens gathered first
+/// (kernels/moe/gather_tokens.hpp): a tile is BW weight rows × every token;
+/// it walks the experts and, per expert, only the tokens that use it, and
+/// adds alpha·(A_e·B_eᵀ) of each into a shared-memory accumulator of the
+/// tile. Each weight is converted once, whatever M.
+enum class Layout : std::uint8_t { kDense, kContiguous, kMasked, kMoeDense, kMoeFc1, kMoeGather };
 
 /// Most groups (experts) a grouped GEMM takes: the masked scheduler keeps one
 /// prefix count per group in shared memory.
@@ -67,6 +72,14 @@ struct GemmParams {
   float* fc1_decode_out = nullptr;         ///< receives 1/g, the output's global decode scale
   std::int64_t alpha_stride_m = 0; ///< elements between tokens of alpha
   std::int64_t alpha_stride_e = 0; ///< elements between experts of alpha
+  // MoE gather layout: A is the gathered rows [E·gather_capacity, W]; expert e
+  // has gather_counts[e] tokens, its slot s is token gather_tokens[e·cap + s]
+  // with weight gather_alpha[e·cap + s] (kernels/moe/gather_tokens.hpp). p.m
+  // is M (the tokens of D), p.k is E·W (B's K).
+  const std::int32_t* gather_counts = nullptr;
+  const std::int32_t* gather_tokens = nullptr;
+  const float* gather_alpha = nullptr;
+  std::int32_t gather_capacity = 0;
 };
 
 }  // namespace fp4moe::kernels

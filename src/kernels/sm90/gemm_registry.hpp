@@ -26,11 +26,12 @@ using LaunchFn = void (*)(const LaunchArgs&);
 
 struct KernelEntry {
   Fp4Format format;
-  Layout layout;
+  Layout layout;      ///< the operation's layout (a gather kernel is listed under kMoeDense, its operation's)
   GemmTactic tactic;  ///< split_k = 1: every kernel runs any split_k at run time
   int block_m;        ///< X rows per CTA
   int ctas_per_sm;    ///< CTAs one SM holds at once
   int max_split_k;    ///< 1: compiled without split-K; else any of 1, 2, 4, 8
+  int max_m;          ///< most tokens (M) a call may have; 0: any (the gather tiles hold every token)
   LaunchFn launch;
 };
 

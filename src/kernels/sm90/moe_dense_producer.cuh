@@ -105,7 +105,7 @@ __device__ void moe_produce(const GemmParams& p, const Scheduler& sched, std::ui
           h->flags = last ? kEndsExpert : 0u;
         }
         __syncwarp();  // the header is written before lane 0's arrive releases it
-        if (lane == 0) load_stage(s, t, kb);
+        if (lane == 0) load_stage(s, t, kb, kb);
       }
     }
     ptx::cp_async_wait<0>();

@@ -15,6 +15,10 @@
 //               tile skips) is the kernel's moe producer
 //   moe-fc1     one group of tokens; a tile is BW/2 output columns of one
 //               expert (gate and up rows, BW weight rows in all)
+//   moe-gather  a tile is BW weight rows × all M tokens; its K units are the
+//               experts, and the producer (moe_gather_producer.cuh) walks
+//               each expert's gathered tokens BT at a time (group = expert,
+//               m0 = first slot, in the tiles it hands the loader)
 #pragma once
 
 #include <cstdint>
@@ -74,6 +78,8 @@ struct TileScheduler {
     std::int32_t t_blocks;
     if constexpr (kLayout == Layout::kMasked) {
       t_blocks = prefix[p.groups];
+    } else if constexpr (kLayout == Layout::kMoeGather) {
+      t_blocks = 1;  // every token in one tile
     } else {
       t_blocks = (p.m + BT - 1) / BT;  // dense: M rows; contiguous: ΣM rows
     }
@@ -141,13 +147,14 @@ struct TileScheduler {
 
   /// Row of the tile's first token in A's 2-D tensor map.
   __device__ std::int32_t a_row(const Tile& t) const {
+    if constexpr (kLayout == Layout::kMoeGather) return t.group * p.gather_capacity + t.m0;
     return kLayout == Layout::kMasked ? t.group * p.m + t.m0 : t.m0;
   }
   /// Row of the tile's first weight in B's 2-D tensor map (FC1: of its gate
   /// rows; the up rows follow fc1_inter rows later).
   __device__ std::int32_t b_row(const Tile& t) const {
     if constexpr (kLayout == Layout::kMoeFc1) return t.group * 2 * p.fc1_inter + t.n0 % p.fc1_inter;
-    return kLayout == Layout::kDense ? t.n0 : t.group * p.n + t.n0;
+    return kLayout == Layout::kDense || kLayout == Layout::kMoeGather ? t.n0 : t.group * p.n + t.n0;
   }
 };
 

@@ -8,6 +8,7 @@
 
 #include "fp4moe/error.hpp"
 #include "fp4moe/moe.hpp"
+#include "kernels/sm90/gemm_registry.hpp"
 
 namespace fp4moe {
 namespace {
@@ -113,6 +114,45 @@ TEST(MoeRules, Fc2SplitKBeyondTheExpertsOrNotAPowerOfTwo) {
     }
     EXPECT_TRUE(s.untouched());
   }
+}
+
+// The gathered formulation keeps every token's accumulator in shared
+// memory: a forced gather tactic refuses more tokens than its kernel holds.
+TEST(MoeRules, Fc2GatherHoldsAtMostItsTokens) {
+  const kernels::KernelEntry* gather = nullptr;
+  for (const auto& e : kernels::kernel_registry())
+    if (e.tactic.moe_gather && e.format == Fp4Format::kNVFP4) gather = &e;
+  ASSERT_NE(gather, nullptr);
+  ASSERT_GT(gather->max_m, 0);
+  const int m = gather->max_m + 1, kE = 2, kW = 128, kN = 8;
+  std::vector<std::uint8_t> a_data(std::size_t(m) * kE * kW / 2 + 16), b_data(kN * kE * kW / 2 + 16);
+  std::vector<std::uint8_t> a_scales(std::size_t(m + 128) * 16 + 16), b_scales(4096);
+  std::vector<float> alpha(std::size_t(m) * kE), out(std::size_t(m) * kN, 7.0f), ga{1.0f}, gb{1.0f};
+  auto al16 = [](void* p) { return reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(p) + 15) & ~std::uintptr_t(15)); };
+  Fp4Tensor a;
+  a.data = al16(a_data.data());
+  a.scales = al16(a_scales.data());
+  a.global_scale = ga.data();
+  a.scale_layout = ScaleLayout::kTiled128x4;
+  a.rows = m;
+  a.cols = kE * kW;
+  Fp4Tensor b = a;
+  b.data = al16(b_data.data());
+  b.scales = al16(b_scales.data());
+  b.global_scale = gb.data();
+  b.rows = kN;
+  GemmTactic t = gather->tactic;
+  GemmOptions opt;
+  opt.tactic = &t;
+  try {
+    moe_dense_fc2(a, b, MatrixView{alpha.data(), DType::kFP32, m, kE}, kW, MatrixView{out.data(), DType::kFP32, m, kN},
+                  nullptr, opt);
+    ADD_FAILURE() << "accepted " << m << " tokens";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "options.tactic") << e.what();
+    EXPECT_NE(std::string(e.what()).find("tokens"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](float v) { return v == 7.0f; }));
 }
 
 TEST(MoeRules, Fc2TopKHintWithinTheExperts) {

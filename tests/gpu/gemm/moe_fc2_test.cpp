@@ -221,6 +221,43 @@ TEST(MoeFc2, WeightedStreamKMatchesReferenceAndRepeats) {
   }
 }
 
+// The gathered formulation on the shapes that stress it: experts with more
+// tokens than a pass holds (several passes, dense alpha), expert-major
+// alpha, W = 2048, BF16 out, and the most tokens its kernel holds; repeats
+// bit-identical (the passes add into the shared accumulator in order).
+TEST(MoeFc2, GatherPassesAndTokenLimit) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  for (const auto& e : kernels::kernel_registry()) {
+    if (!e.tactic.moe_gather) continue;
+    struct Shape {
+      int experts, width, m, n;
+      AlphaKind alpha;
+      bool expert_major;
+      DType out;
+    };
+    const Shape shapes[] = {{8, 256, 200, 512, AlphaKind::kDense, false, DType::kFP32},
+                            {3, 2048, 70, 320, AlphaKind::kTopK, true, DType::kBF16},
+                            {256, 128, 384, 256, AlphaKind::kTopK, false, DType::kFP32},
+                            {4, 128, e.max_m, 128, AlphaKind::kDense, true, DType::kFP32}};
+    for (const Shape& sh : shapes) {
+      Fc2Case c;
+      c.format = e.format;
+      c.experts = sh.experts;
+      c.width = sh.width;
+      c.m = sh.m;
+      c.n = sh.n;
+      c.alpha = sh.alpha;
+      c.expert_major = sh.expert_major;
+      c.out = sh.out;
+      c.tactic = &e.tactic;
+      c.repeats = 3;
+      SCOPED_TRACE(c.describe());
+      test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
+    }
+  }
+}
+
 TEST(MoeFc2, EveryTokenTileSkippedWritesZeros) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;
