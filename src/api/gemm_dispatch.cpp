@@ -96,6 +96,12 @@ const kernels::KernelEntry& checked_kernel(const ArgCheck& c, const tuning::Prob
                     "): the gathered formulation keeps every token's accumulator in shared memory",
                 t.name());
       break;
+    case tuning::TacticFault::kExpertWidth:
+      c.require(false, "options.tactic",
+                "block_k " + std::to_string(t.block_k) + " must divide the expert width W = " +
+                    std::to_string(shape.experts > 0 ? shape.k / shape.experts : 0) + " (a stage holds one expert's columns)",
+                t.name());
+      break;
     case tuning::TacticFault::kSplitKUnits: {
       const std::string units = shape.layout == kernels::Layout::kMoeDense ? "experts" : "K blocks";
       c.require(false, "options.tactic",

@@ -279,6 +279,8 @@ TacticCheck check_tactic(const ProblemShape& shape, const GemmTactic& tactic) {
     r.fault = TacticFault::kSplitKUnits;
   else if (r.max_m > 0 && shape.m > r.max_m)
     r.fault = TacticFault::kTooManyTokens;
+  else if (shape.layout == kernels::Layout::kMoeDense && shape.experts > 0 && (shape.k / shape.experts) % tactic.block_k != 0)
+    r.fault = TacticFault::kExpertWidth;
   return r;
 }
 

@@ -62,6 +62,7 @@ enum class TacticFault {
   kSplitKUnits,        ///< more slices than experts (MoE-dense) or K blocks; stream-K with one
   kStreamKLayout,      ///< stream-K on a layout other than dense and MoE-dense
   kTooManyTokens,      ///< more tokens (M) than the kernel holds (the gather tiles)
+  kExpertWidth,        ///< MoE-dense: block_k does not divide the expert width W
 };
 
 struct TacticCheck {

@@ -26,8 +26,8 @@
 //
 // MoE gather (moe_dense_fc2 with gathered tokens) is swap-AB with 64 weight
 // rows per tile against every token: its producer walks each expert's
-// gathered tokens BT at a time (moe_gather_producer.cuh), the warpgroups take
-// alternate passes over the same 64 rows, and each adds alpha·(its pass's
+// gathered tokens BT at a time (moe_gather_producer.cuh), four consumer
+// warpgroups take passes over the same 64 rows in turn, and each adds alpha·(its pass's
 // product) into the tile's FP32 accumulator in shared memory, in pass order;
 // the epilogue stores that accumulator.
 #pragma once
@@ -56,9 +56,13 @@ struct GemmConfig {
   static constexpr Layout kLayout = kLayout_;
   static constexpr bool kSwap = kSwap_;
   static constexpr bool kGather = kLayout == Layout::kMoeGather;
-  static constexpr int kConsumers = 2;
-  // X rows per CTA: 64 per consumer warpgroup; the gather layout's
-  // warpgroups share one 64-row block (they take alternate passes).
+  // Consumer warpgroups. The gather layout's take passes in turn over one
+  // 64-row block, so they need not fit 64 rows each into the registers:
+  // four of them give each scheduler four warps to hide latency with (its
+  // accumulator fills shared memory, so one CTA per SM).
+  static constexpr int kConsumers = kGather ? 4 : 2;
+  // X rows per CTA: 64 per consumer warpgroup, or the gather layout's one
+  // shared block.
   static constexpr int BM = kGather ? 64 : 64 * kConsumers;
   static constexpr int BN = BN_;              // Y rows per CTA
   static constexpr int BK = BK_;              // K per stage
@@ -102,6 +106,12 @@ struct GemmConfig {
   // The gather layout's warpgroups convert their own passes' tokens.
   static constexpr bool kPrivateY = kSwap && (BN <= 16 || kGather);
   static constexpr int kYUsers = kPrivateY ? kConsumers : 1;
+  // Named barriers: 0 is __syncthreads; the Y buffers' pairs (free, ready)
+  // from 1, one pair per user; then one over all consumers (split-K, the
+  // gather epilogue); then the gather layout's order barriers, one per
+  // warpgroup.
+  static constexpr std::uint32_t kConsumerBarrier = 1 + 2 * kYUsers;
+  static constexpr std::uint32_t kOrderBarrier = kConsumerBarrier + 1;
   static constexpr int kYConvBytes = align_up(BN * 128, 1024);
   // X from registers: with swap-AB (X = the weights, the bulk of the bytes)
   // each consumer thread converts its own wgmma A fragments straight from the
@@ -148,6 +158,7 @@ struct GemmConfig {
   static_assert(!kMoe || kSwap || BN <= 128, "MoE-dense holds two accumulators: BN <= 128 without swap-AB");
   static_assert(!kFc1 || (!kSwap && BN == 256), "FC1 pairs 128 gate and 128 up rows in one weight tile");
   static_assert(!kGather || (kSwap && BN <= 32 && BN % 8 == 0), "gather: weights from registers, a few tokens per pass");
+  static_assert(kOrderBarrier + (kGather ? kConsumers : 0) <= 16, "16 named barriers");
   static_assert(BK == 128 || BK == 256, "BK is 128 or 256: an even number of 64-K sub-steps per stage keeps the\n"
                 "double-buffered A fragments and BF16 tiles at compile-time indices");
   static_assert(BK % (4 * kBlock) == 0, "a stage covers whole 128x4 scale chunks");
@@ -604,16 +615,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     if (ends_expert) fold_pending = true;
   };
 
-  // Gather: passes alternate between the warpgroups; pass p's owner adds its
-  // product into the shared accumulator after pass p - 1's owner added
-  // its own: it waits on order barrier kOrderBarrier + (its warpgroup),
-  // which the other warpgroup arrives on after each of its additions (and
-  // warpgroup 1 once at the start, for pass 0). So every token sums its
-  // experts in expert order (bit-identical repeats).
-  constexpr std::uint32_t kOrderBarrier = 6;
-  int last_owner = 1;  // the owner of the last pass seen (1: as if warpgroup 1 had added a pass -1)
+  // Gather: the warpgroups take passes in turn (pass p: warpgroup p mod
+  // kConsumers); pass p's owner adds its product into the shared
+  // accumulator after pass p - 1's owner added its own: it waits on order
+  // barrier kOrderBarrier + (its warpgroup), which the previous warpgroup
+  // arrives on after each of its additions (the last warpgroup once at the
+  // start, for pass 0). So every token sums its experts in expert order
+  // (bit-identical repeats). A hand-over is 2 warpgroups' threads.
+  constexpr std::uint32_t kOrderBarrier = Cfg::kOrderBarrier, kHandOver = 256;
+  constexpr int kLast = Cfg::kConsumers - 1;
+  int last_owner = kLast;  // the owner of the last pass seen (as if the last warpgroup had added a pass -1)
   if constexpr (Cfg::kGather) {
-    if (wg == 1) ptx::named_barrier_arrive(kOrderBarrier, Cfg::kConsumerThreads);
+    if (wg == kLast) ptx::named_barrier_arrive(kOrderBarrier, kHandOver);
   }
 
   Tile t;
@@ -670,7 +683,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           consume_stage(s, h.kb + st, nullptr, false, xs_row0, h.slot0 % 128);
         }
         ptx::wgmma_wait<0>();
-        ptx::named_barrier(kOrderBarrier + wg, Cfg::kConsumerThreads);
+        ptx::named_barrier(kOrderBarrier + wg, kHandOver);
 #pragma unroll
         for (int c = 0; c < BN / 8; ++c) {
 #pragma unroll
@@ -685,11 +698,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
             }
           }
         }
-        ptx::named_barrier_arrive(kOrderBarrier + 1 - wg, Cfg::kConsumerThreads);
+        ptx::named_barrier_arrive(kOrderBarrier + (wg + 1) % Cfg::kConsumers, kHandOver);
       }
       // Epilogue: every pass of the tile is added; store the accumulator
       // (D[m, n0 .. n0 + BM)) and zero it for the next tile.
-      ptx::named_barrier(5, Cfg::kConsumerThreads);
+      ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);
       float factor = dequant_offset_correction<kNv>();
       if constexpr (kNv) factor *= p.a.global[0] * p.b.global[0];
       for (std::int32_t idx = ctid; idx < p.m * (Cfg::BM / 4); idx += Cfg::kConsumerThreads) {
@@ -710,7 +723,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           }
         }
       }
-      ptx::named_barrier(5, Cfg::kConsumerThreads);  // zeroed before the next tile's first addition
+      ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);  // zeroed before the next tile's first addition
       continue;
     }
 #pragma unroll
@@ -759,14 +772,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       for (int i = 0; i < BN / 8; ++i) mine[i] = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
       __threadfence();
       volatile std::int32_t* last_flag = reinterpret_cast<volatile std::int32_t*>(smem + Cfg::kOffSplitFlag);
-      ptx::named_barrier(5, Cfg::kConsumerThreads);
+      ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);
       if (ctid == 0) {
         const int arrived = atomicAdd(p.split_counters + out_tile, 1) + 1;
         const bool last = arrived == t.slots;
         if (last) p.split_counters[out_tile] = 0;
         *last_flag = last;
       }
-      ptx::named_barrier(5, Cfg::kConsumerThreads);
+      ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);
       if (!*last_flag) continue;
       __threadfence();
       // Slice by slice into the accumulators (this slice's own partial is
@@ -821,7 +834,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   if constexpr (Cfg::kGather) {
     // The last pass's owner arrived for a next pass that never came: its
     // waiter takes that arrival, so no barrier is left half-arrived.
-    if (wg == 1 - last_owner) ptx::named_barrier(kOrderBarrier + wg, Cfg::kConsumerThreads);
+    if (wg == (last_owner + 1) % Cfg::kConsumers) ptx::named_barrier(kOrderBarrier + wg, kHandOver);
   }
 #endif
 }

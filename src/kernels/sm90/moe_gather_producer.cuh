@@ -6,10 +6,10 @@
 // at a time ("passes"), each pass W/BK stages of the expert's weights and of
 // those BT token rows. Experts no token uses cost nothing: no stage, no byte.
 //
-// The two consumer warpgroups take alternate passes (the pass's owner is in
-// every stage's header; the other warpgroup only releases the stage), so a
-// pass's product accumulates in one warpgroup's registers and is added to
-// the tile's shared-memory accumulator by that warpgroup alone, in pass order.
+// The consumer warpgroups take passes in turn (the pass's owner is in its
+// first stage's header; the others only release its stages), so a pass's
+// product accumulates in one warpgroup's registers and is added to the
+// tile's shared-memory accumulator by that warpgroup alone, in pass order.
 // A header-only stage ends each tile.
 #pragma once
 
@@ -28,7 +28,7 @@ namespace fp4moe::kernels {
 struct GatherStageHeader {
   std::int32_t kb;      ///< B's K block (of BK columns, over all E·W) of the pass's first stage
   std::uint32_t flags;  ///< kGatherTileEnd, or 0
-  std::int32_t owner;   ///< consumer warpgroup of the pass: pass number % 2
+  std::int32_t owner;   ///< consumer warpgroup of the pass: pass number % kConsumers
   std::int32_t expert;  ///< e
   std::int32_t slot0;   ///< the pass's first slot of the expert's gathered tokens
   std::int32_t valid;   ///< slots of the pass holding tokens: min(BT, count_e − slot0)
@@ -73,7 +73,7 @@ __device__ void gather_produce(const GemmParams& p, const Scheduler& sched, std:
             if (j == 0) {
               h->kb = e * kb_per_expert;
               h->flags = 0;
-              h->owner = static_cast<std::int32_t>(pass % 2);
+              h->owner = static_cast<std::int32_t>(pass % Cfg::kConsumers);
               h->expert = e;
               h->slot0 = slot0;
               h->valid = min(BT, count - slot0);
