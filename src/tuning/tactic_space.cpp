@@ -144,19 +144,27 @@ int pick_split_k(const ProblemShape& s, const GemmTactic& t) {
   return best;
 }
 
-/// Routed MoE-dense (top_k known): the gathered formulation where one holds
-/// M, with the token block that holds a typical expert's tokens in one pass
-/// (M·top_k/E of them on average): 16, else 32.
+/// Routed MoE-dense (top_k known): the gathered formulation from 1.5
+/// tokens per expert on average (M·top_k/E), where one holds M. Measured on
+/// an H100 (E = 256, W = 256, top-8; docs/PERF.md stop 17): at M = 32 (1 per
+/// expert) the dense formulation's 16-token tiles were 6% faster, from M =
+/// 64 (2 per expert) gather bn16 bk256 was 0.85x of the best dense tactic
+/// there and 0.26x at M = 384. Its widest stages that divide W; 16 tokens a
+/// pass (32 lost everywhere up to 12 per expert), 32 past 20 per expert
+/// (fewer passes over each expert's weights; not measured).
 const GemmTactic* pick_gather(const ProblemShape& shape, const std::vector<GemmTactic>& all) {
   if (shape.layout != kernels::Layout::kMoeDense || shape.top_k <= 0 || shape.experts <= 0) return nullptr;
   const double per_expert = double(shape.m) * std::min(shape.top_k, shape.experts) / shape.experts;
-  const int want = per_expert <= 16.0 ? 16 : 32;
+  if (per_expert < 1.5) return nullptr;
+  const int want_bn = per_expert <= 20.0 ? 16 : 32;
   const GemmTactic* best = nullptr;
-  for (const GemmTactic& t : all) {
-    if (!t.moe_gather || !check_tactic(shape, t).ok()) continue;
-    const int d = std::abs(t.block_n - want), best_d = best ? std::abs(best->block_n - want) : 0;
-    if (!best || d < best_d) best = &t;
-  }
+  auto better = [&](const GemmTactic& t) {
+    if (!best) return true;
+    const int d = std::abs(t.block_n - want_bn), best_d = std::abs(best->block_n - want_bn);
+    return d != best_d ? d < best_d : t.block_k > best->block_k;
+  };
+  for (const GemmTactic& t : all)
+    if (t.moe_gather && check_tactic(shape, t).ok() && better(t)) best = &t;
   return best;
 }
 

@@ -26,7 +26,7 @@
 //
 // MoE gather (moe_dense_fc2 with gathered tokens) is swap-AB with 64 weight
 // rows per tile against every token: its producer walks each expert's
-// gathered tokens BT at a time (moe_gather_producer.cuh), four consumer
+// gathered tokens BT at a time (moe_gather_producer.cuh), the consumer
 // warpgroups take passes over the same 64 rows in turn, and each adds alpha·(its pass's
 // product) into the tile's FP32 accumulator in shared memory, in pass order;
 // the epilogue stores that accumulator.
@@ -56,11 +56,10 @@ struct GemmConfig {
   static constexpr Layout kLayout = kLayout_;
   static constexpr bool kSwap = kSwap_;
   static constexpr bool kGather = kLayout == Layout::kMoeGather;
-  // Consumer warpgroups. The gather layout's take passes in turn over one
-  // 64-row block, so they need not fit 64 rows each into the registers:
-  // four of them give each scheduler four warps to hide latency with (its
-  // accumulator fills shared memory, so one CTA per SM).
-  static constexpr int kConsumers = kGather ? 4 : 2;
+  // Consumer warpgroups. (The gather layout's take passes in turn over one
+  // 64-row block; four of them, for more warps per scheduler, ran 2-10%
+  // slower than two on an H100, docs/PERF.md stop 17.)
+  static constexpr int kConsumers = 2;
   // X rows per CTA: 64 per consumer warpgroup, or the gather layout's one
   // shared block.
   static constexpr int BM = kGather ? 64 : 64 * kConsumers;

@@ -105,6 +105,8 @@ TEST(TacticSpace, HeuristicPicksTheSweepsBestOnMeasuredRows) {
     TuneShape call;
     bool swap_ab;
     int block_n, split_k;
+    bool moe_gather = false;
+    int block_k = 0;  ///< checked where non-zero
   };
   const Row rows[] = {
       // decode: K = 2048 is too short to split (sk4 was 0.78x of sk1)
@@ -125,17 +127,17 @@ TEST(TacticSpace, HeuristicPicksTheSweepsBestOnMeasuredRows) {
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 160, 7168, 65536, 256, 256}, false, 128, kStreamK},
       {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 256, 7168, 65536, 256, 256}, false, 128, kStreamK},
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 384, 7168, 65536, 256, 256}, false, 128, kStreamK},
-      // the same with top-8 routing known (GemmOptions::moe_top_k): 16-token
-      // tiles at M = 32 (0.78x with 64), 64-token ones at M = 64 (16: 1.10x),
-      // stream-K everywhere: at M = 160 (a short last token tile) split 2
-      // beat equal stream-K shares by 1.5-5%; the shares weighted by the
-      // experts each token tile uses are faster than both (PERF.md)
+      // the same with top-8 routing known (GemmOptions::moe_top_k), H100
+      // sweep at a9a684e (PERF.md stop 17): at M = 32 (one token per expert)
+      // the dense formulation's 16-token tiles on stream-K (gather: 1.06x
+      // their time); from M = 64 the gathered formulation, 16 tokens a pass,
+      // 256-K stages (0.85x the best dense tactic at M = 64, 0.26x at 384)
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 65536, 256, 256, 8}, true, 16, kStreamK},
-      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 64, 7168, 65536, 256, 256, 8}, true, 64, kStreamK},
-      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 96, 7168, 65536, 256, 256, 8}, false, 128, kStreamK},
-      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 160, 7168, 65536, 256, 256, 8}, false, 128, kStreamK},
-      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 256, 7168, 65536, 256, 256, 8}, false, 128, kStreamK},
-      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 384, 7168, 65536, 256, 256, 8}, false, 128, kStreamK},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 64, 7168, 65536, 256, 256, 8}, true, 16, 1, true, 256},
+      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 96, 7168, 65536, 256, 256, 8}, true, 16, 1, true, 256},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 160, 7168, 65536, 256, 256, 8}, true, 16, 1, true, 256},
+      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 256, 7168, 65536, 256, 256, 8}, true, 16, 1, true, 256},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 384, 7168, 65536, 256, 256, 8}, true, 16, 1, true, 256},
   };
   for (const Row& r : rows) {
     ProblemShape s = problem_shape(r.call);
@@ -144,6 +146,8 @@ TEST(TacticSpace, HeuristicPicksTheSweepsBestOnMeasuredRows) {
     EXPECT_EQ(t.swap_ab, r.swap_ab) << r.call.describe() << ": " << t.name();
     EXPECT_EQ(t.block_n, r.block_n) << r.call.describe() << ": " << t.name();
     EXPECT_EQ(t.split_k, r.split_k) << r.call.describe() << ": " << t.name();
+    EXPECT_EQ(t.moe_gather, r.moe_gather) << r.call.describe() << ": " << t.name();
+    if (r.block_k) EXPECT_EQ(t.block_k, r.block_k) << r.call.describe() << ": " << t.name();
   }
 }
 

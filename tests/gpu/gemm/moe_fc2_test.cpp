@@ -145,7 +145,11 @@ TEST_P(MoeFc2AllTactics, MatchesReference) {
       for (Fp4Content content : {Fp4Content::kRandom, Fp4Content::kIntegerValued}) {
         if (out == DType::kBF16 && content == Fp4Content::kIntegerValued) continue;
         for (AlphaKind kind : {AlphaKind::kDense, AlphaKind::kTopK}) {
-          const Shape& s = shapes[ran % 8];
+          // The next shape whose W the tactic's stages divide (a stage
+          // holds one expert's columns).
+          int pick = ran % 8;
+          while (t && shapes[pick].w % t->block_k != 0) pick = (pick + 1) % 8;
+          const Shape& s = shapes[pick];
           Fc2Case c;
           c.format = format;
           c.experts = s.e;
@@ -244,7 +248,7 @@ TEST(MoeFc2, GatherPassesAndTokenLimit) {
       Fc2Case c;
       c.format = e.format;
       c.experts = sh.experts;
-      c.width = sh.width;
+      c.width = sh.width % e.tactic.block_k == 0 ? sh.width : e.tactic.block_k;  // stages hold whole experts
       c.m = sh.m;
       c.n = sh.n;
       c.alpha = sh.alpha;
@@ -269,6 +273,7 @@ TEST(MoeFc2, EveryTokenTileSkippedWritesZeros) {
   for (const auto& e : kernels::kernel_registry()) {
     if (e.format != c.format || e.layout != kernels::Layout::kMoeDense) continue;
     c.tactic = &e.tactic;
+    c.width = std::max(128, e.tactic.block_k);  // stages hold whole experts
     SCOPED_TRACE(c.describe());
     test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
   }
