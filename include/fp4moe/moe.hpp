@@ -4,9 +4,18 @@
 // experts: A holds, for every token, the FC1 output of every expert side by
 // side ([M, E·W]), B every expert's down projection side by side ([N, E·W]),
 // and alpha [M, E] the routing weight of each (token, expert), 0 where the
-// token did not pick the expert. A tile of tokens that no token of the tile
-// routed to expert e reads none of e's A or B bytes (expert skipping), so
-// sparse routing costs less than dense alpha.
+// token did not pick the expert. Two formulations, chosen by the tactic:
+//   - dense: tiles of tokens × weights over all experts; a tile that no token
+//     of the tile routed to expert e reads none of e's A or B bytes (expert
+//     skipping), so sparse routing costs less than dense alpha;
+//   - gathered (GemmTactic::moe_gather): each expert's tokens are gathered
+//     first (a small kernel into the library's per-stream workspace, the
+//     one split-K uses: run a call once before capturing it in a CUDA
+//     graph), and each expert's weights are multiplied by its own tokens
+//     only, read and converted once however many tokens there are. For
+//     top-k routing this is the faster one from about 1.5 tokens per expert
+//     (M·top_k/E), up to a few hundred tokens; the heuristic takes it there
+//     when GemmOptions::moe_top_k says how sparse alpha is.
 //
 // moe_dense_fc1_swiglu is the layer's first GEMM with the SwiGLU activation
 // fused, writing BF16 or (quantised in the epilogue) the NVFP4 A of FC2.
@@ -32,7 +41,10 @@ namespace fp4moe {
 /// Products are exact and each expert's partial sum is FP32; alpha is applied
 /// to that partial sum in FP32 (acc += alpha·partial), so the result is within
 /// FP32 accumulation error of the exact one and bit-exact on integer data.
-/// Tactics: tile, swap-AB and split-K over whole experts.
+/// Tactics: tile, swap-AB and split-K over whole experts, or the gathered
+/// formulation (GemmTactic::moe_gather: M at most a few hundred, block_k
+/// dividing W, split_k 1; the same sums in the same order per token, expert
+/// by expert).
 void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alpha, int expert_width, const MatrixView& d,
                    cudaStream_t stream, const GemmOptions& options = {});
 
