@@ -169,7 +169,9 @@ GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call_in, std::int64_t m_r
   const std::int64_t t_blocks = t.moe_gather               ? 1
                                 : call.op == GemmOp::kMasked ? call.groups * ((m_rows + bt - 1) / bt)
                                                              : (m_rows + bt - 1) / bt;
-  return {e,       t_blocks * ((n_rows + bw - 1) / bw), t.split_k, e->block_m * t.block_n, tuning::split_k_units(shape, t),
+  // A gather tile's partial is its shared accumulator: every token × BM.
+  const std::int64_t tile_elems = t.moe_gather ? m_rows * e->block_m : e->block_m * t.block_n;
+  return {e,       t_blocks * ((n_rows + bw - 1) / bw), t.split_k, tile_elems, tuning::split_k_units(shape, t),
           t_blocks, static_cast<int>(bt)};
 }
 

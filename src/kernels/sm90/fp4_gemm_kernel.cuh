@@ -150,7 +150,8 @@ struct GemmConfig {
   // reduction's extra registers make ptxas spill there (measured: 1 KB), and
   // that tile has work for every SM on the shapes it is picked for, so it is
   // compiled without split-K.
-  static constexpr bool kSplitK = !kGather && (kSwap || BN <= 128);
+  // (The gather layout splits too: its partials are the shared accumulator's.)
+  static constexpr bool kSplitK = kGather || kSwap || BN <= 128;
   /// Gather: shared memory for M tokens, and the most tokens one CTA holds.
   static constexpr std::int64_t gather_smem_bytes(std::int64_t m) { return kSmemBytes + 4 * kGatherAccStride * m; }
   static constexpr int kGatherMaxTokens = kGather ? (227 * 1024 - kSmemBytes) / (4 * kGatherAccStride) : 0;
@@ -699,30 +700,71 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         }
         ptx::named_barrier_arrive(kOrderBarrier + (wg + 1) % Cfg::kConsumers, kHandOver);
       }
-      // Epilogue: every pass of the tile is added; store the accumulator
-      // (D[m, n0 .. n0 + BM)) and zero it for the next tile.
+      // Epilogue: every pass of this work item is added. Alone on its tile,
+      // it stores the accumulator (D[m, n0 .. n0 + BM)); with split-K or
+      // stream-K each contributor stores its accumulator in its slot of
+      // the tile's partials and counts itself in, and the last to arrive
+      // adds the slots in order 0, 1, ... (bit-identical repeats) and
+      // stores the sum. The shared accumulator is zeroed for the next work
+      // item either way.
       ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);
-      float factor = dequant_offset_correction<kNv>();
-      if constexpr (kNv) factor *= p.a.global[0] * p.b.global[0];
-      for (std::int32_t idx = ctid; idx < p.m * (Cfg::BM / 4); idx += Cfg::kConsumerThreads) {
-        const std::int32_t m = idx / (Cfg::BM / 4), q = idx % (Cfg::BM / 4);
-        float4* cell = reinterpret_cast<float4*>(acc_smem + m * Cfg::kGatherAccStride + 4 * q);
-        const float4 v4 = *cell;
-        *cell = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        const float v[4] = {v4.x, v4.y, v4.z, v4.w};
-#pragma unroll
-        for (int c = 0; c < 4; ++c) {
-          const std::int32_t n = t.n0 + 4 * q + c;
-          if (n >= p.n) break;
-          const std::int64_t off = std::int64_t(m) * p.ldd + n;
-          if (p.d_is_bf16) {
-            static_cast<__nv_bfloat16*>(p.d)[off] = __float2bfloat16_rn(v[c] * factor);
+      constexpr int kQuads = Cfg::BM / 4;  // float4 columns of a row
+      const std::int64_t tile_floats = std::int64_t(p.m) * Cfg::BM;
+      const float* tile_ws = p.split_partials + std::int64_t(t.index) * p.split_slots * tile_floats;
+      bool finish = true;
+      if (t.slots > 1) {
+        if (t.slots > p.split_slots) __trap();  // the host sized the workspace by a bound this broke
+        float4* mine = reinterpret_cast<float4*>(p.split_partials + (std::int64_t(t.index) * p.split_slots + t.slot) * tile_floats);
+        for (std::int32_t idx = ctid; idx < p.m * kQuads; idx += Cfg::kConsumerThreads) {
+          float4* cell = reinterpret_cast<float4*>(acc_smem + (idx / kQuads) * Cfg::kGatherAccStride + 4 * (idx % kQuads));
+          mine[idx] = *cell;
+          *cell = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
+        __threadfence();
+        volatile std::int32_t* last_flag = reinterpret_cast<volatile std::int32_t*>(smem + Cfg::kOffSplitFlag);
+        ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);
+        if (ctid == 0) {
+          const int arrived = atomicAdd(p.split_counters + t.index, 1) + 1;
+          const bool last = arrived == t.slots;
+          if (last) p.split_counters[t.index] = 0;
+          *last_flag = last;
+        }
+        ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);
+        finish = *last_flag;
+        if (finish) __threadfence();
+      }
+      if (finish) {
+        float factor = dequant_offset_correction<kNv>();
+        if constexpr (kNv) factor *= p.a.global[0] * p.b.global[0];
+        for (std::int32_t idx = ctid; idx < p.m * kQuads; idx += Cfg::kConsumerThreads) {
+          const std::int32_t m = idx / kQuads, q = idx % kQuads;
+          float4 v4;
+          if (t.slots > 1) {
+            v4 = __ldcg(reinterpret_cast<const float4*>(tile_ws) + idx);
+            for (int sl = 1; sl < t.slots; ++sl) {
+              const float4 w = __ldcg(reinterpret_cast<const float4*>(tile_ws + sl * tile_floats) + idx);
+              v4 = make_float4(v4.x + w.x, v4.y + w.y, v4.z + w.z, v4.w + w.w);
+            }
           } else {
-            static_cast<float*>(p.d)[off] = v[c] * factor;
+            float4* cell = reinterpret_cast<float4*>(acc_smem + m * Cfg::kGatherAccStride + 4 * q);
+            v4 = *cell;
+            *cell = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+          }
+          const float v[4] = {v4.x, v4.y, v4.z, v4.w};
+#pragma unroll
+          for (int c = 0; c < 4; ++c) {
+            const std::int32_t n = t.n0 + 4 * q + c;
+            if (n >= p.n) break;
+            const std::int64_t off = std::int64_t(m) * p.ldd + n;
+            if (p.d_is_bf16) {
+              static_cast<__nv_bfloat16*>(p.d)[off] = __float2bfloat16_rn(v[c] * factor);
+            } else {
+              static_cast<float*>(p.d)[off] = v[c] * factor;
+            }
           }
         }
       }
-      ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);  // zeroed before the next tile's first addition
+      ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);  // zeroed before the next work item's first addition
       continue;
     }
 #pragma unroll

@@ -227,8 +227,10 @@ TEST(MoeFc2, WeightedStreamKMatchesReferenceAndRepeats) {
 
 // The gathered formulation on the shapes that stress it: experts with more
 // tokens than a pass holds (several passes, dense alpha), expert-major
-// alpha, W = 2048, BF16 out, and the most tokens its kernel holds; repeats
-// bit-identical (the passes add into the shared accumulator in order).
+// alpha, W = 2048, BF16 out, and the most tokens its kernel holds; whole
+// tiles, 2 expert slices and stream-K (partial accumulators); repeats
+// bit-identical (passes add into the shared accumulator in order, slices
+// in slot order).
 TEST(MoeFc2, GatherPassesAndTokenLimit) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;
@@ -254,10 +256,14 @@ TEST(MoeFc2, GatherPassesAndTokenLimit) {
       c.alpha = sh.alpha;
       c.expert_major = sh.expert_major;
       c.out = sh.out;
-      c.tactic = &e.tactic;
       c.repeats = 3;
-      SCOPED_TRACE(c.describe());
-      test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
+      for (int split : {1, 2, 0}) {
+        GemmTactic t = e.tactic;
+        t.split_k = split;
+        c.tactic = &t;
+        SCOPED_TRACE(c.describe());
+        test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
+      }
     }
   }
 }
