@@ -13,9 +13,10 @@
 //     one split-K uses: run a call once before capturing it in a CUDA
 //     graph), and each expert's weights are multiplied by its own tokens
 //     only, read and converted once however many tokens there are. For
-//     top-k routing this is the faster one from about 1.5 tokens per expert
-//     (M·top_k/E), up to a few hundred tokens; the heuristic takes it there
-//     when GemmOptions::moe_top_k says how sparse alpha is.
+//     top-k routing this is the faster one from one token per expert
+//     (M·top_k/E; measured down to that), up to a few hundred tokens; the
+//     heuristic takes it there when GemmOptions::moe_top_k says how sparse
+//     alpha is.
 //
 // moe_dense_fc1_swiglu is the layer's first GEMM with the SwiGLU activation
 // fused, writing BF16 or (quantised in the epilogue) the NVFP4 A of FC2.

@@ -38,7 +38,7 @@ std::int64_t alpha_span_bytes(const MatrixView& alpha) {
 void run_gathered_fc2(const detail::GemmPlan& pl, const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alpha,
                       int expert_width, const MatrixView& d, cudaStream_t stream) {
   const kernels::GatherLayout gl = kernels::gather_layout(a.rows, alpha.cols, expert_width, block_size(a.format));
-  auto* ws = reinterpret_cast<std::uint8_t*>(detail::split_k_workspace(stream, 0, 0, (gl.bytes + 3) / 4).scratch);
+  std::uint8_t* ws = detail::gather_workspace(stream, gl.bytes);
   kernels::GatherTokensParams gp;
   gp.alpha = static_cast<const float*>(alpha.data);
   gp.stride_m = alpha.ld();

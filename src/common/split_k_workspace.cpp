@@ -1,9 +1,10 @@
 #include "common/split_k_workspace.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <mutex>
-#include <utility>
+#include <tuple>
 #include <vector>
 
 #include "common/cuda_check.hpp"
@@ -13,15 +14,16 @@
 namespace fp4moe::detail {
 namespace {
 
+/// One per-stream buffer of kParts parts, each 256-byte aligned; part 0 is
+/// zeroed when the buffer is made (split-K's tile counters).
+template <std::size_t kParts>
 struct Buffer {
   void* base = nullptr;
-  std::size_t partial_floats = 0;
-  std::size_t counters = 0;
-  std::size_t scratch = 0;
+  std::array<std::size_t, kParts> bytes{};
   bool in_graph = false;  ///< handed to a call under capture: a graph holds its address
 };
 
-constexpr std::size_t align_up(std::size_t x, std::size_t a) { return (x + a - 1) / a * a; }
+constexpr std::size_t align256(std::size_t x) { return (x + 255) / 256 * 256; }
 
 bool capturing(cudaStream_t stream) {
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
@@ -29,46 +31,71 @@ bool capturing(cudaStream_t stream) {
   return capture != cudaStreamCaptureStatusNone;
 }
 
-}  // namespace
+std::mutex& workspace_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::vector<void*>& kept_buffers() {  // outgrown buffers a captured graph may still use: never freed
+  static std::vector<void*> kept;
+  return kept;
+}
 
-SplitKWorkspace split_k_workspace(cudaStream_t stream, std::size_t partial_floats, std::size_t counters,
-                                  std::size_t scratch) {
-  static std::mutex mutex;
-  static std::map<std::pair<int, cudaStream_t>, Buffer> buffers;  // lives as long as the process
-  static std::vector<void*> kept;  // outgrown buffers a captured graph may still use: never freed
-  const std::lock_guard<std::mutex> lock(mutex);
-  Buffer& b = buffers[{current_device(), stream}];
+/// The buffer of kind `Kind` for (current device, stream), at least `need`
+/// bytes per part; returns each part's address. Call with the mutex held.
+template <int Kind, std::size_t kParts>
+std::array<char*, kParts> reserve(cudaStream_t stream, const std::array<std::size_t, kParts>& need, const char* who) {
+  static std::map<std::tuple<int, cudaStream_t>, Buffer<kParts>> buffers;  // lives as long as the process
+  Buffer<kParts>& b = buffers[{current_device(), stream}];
   const bool under_capture = capturing(stream);
-  if (b.partial_floats < partial_floats || b.counters < counters || b.scratch < scratch) {
+  bool short_of = false;
+  for (std::size_t i = 0; i < kParts; ++i) short_of |= b.bytes[i] < align256(need[i]);
+  if (short_of) {
     if (under_capture)
-      throw Error("split-K: the library's workspace for this stream must grow, which cannot happen during CUDA-graph "
-                  "capture; run the same call once before capturing");
+      throw Error(std::string(who) + ": the library's workspace for this stream must grow, which cannot happen during "
+                  "CUDA-graph capture; run the same call once before capturing");
     // Grow what is short with headroom, so a sequence of slightly larger
     // calls does not reallocate each time; keep the rest as it is (doubling
     // every part whenever one grew took a GPU tests' sequence of calls to
     // 100+ GB). cudaFree waits for work still using the old one; a buffer a
     // graph was captured with stays allocated, since the graph replays with
     // its address.
-    auto grown = [](std::size_t have, std::size_t need) { return have >= need ? have : std::max(need, have * 2); };
-    const std::size_t want_partials = grown(b.partial_floats, partial_floats);
-    const std::size_t want_counters = grown(b.counters, counters);
-    const std::size_t want_scratch = grown(b.scratch, scratch);
-    if (b.base && b.in_graph) kept.push_back(b.base);
+    std::array<std::size_t, kParts> want{};
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < kParts; ++i) {
+      const std::size_t n = align256(need[i]);
+      want[i] = b.bytes[i] >= n ? b.bytes[i] : align256(std::max(n, b.bytes[i] * 2));
+      total += want[i];
+    }
+    if (b.base && b.in_graph) kept_buffers().push_back(b.base);
     else if (b.base) FP4MOE_CUDA_CHECK(cudaFree(b.base));
-    b = Buffer{};
-    // [counters | scratch | partials]
-    const std::size_t counter_bytes = align_up(want_counters * 4, 256), scratch_bytes = align_up(want_scratch * 4, 256);
-    FP4MOE_CUDA_CHECK(cudaMalloc(&b.base, counter_bytes + scratch_bytes + want_partials * 4));
-    FP4MOE_CUDA_CHECK(cudaMemsetAsync(b.base, 0, counter_bytes, stream));
-    b.partial_floats = want_partials;
-    b.counters = want_counters;
-    b.scratch = want_scratch;
+    b = Buffer<kParts>{};
+    FP4MOE_CUDA_CHECK(cudaMalloc(&b.base, std::max<std::size_t>(total, 256)));
+    FP4MOE_CUDA_CHECK(cudaMemsetAsync(b.base, 0, want[0], stream));
+    b.bytes = want;
   }
   if (under_capture) b.in_graph = true;
-  char* base = static_cast<char*>(b.base);
-  const std::size_t counter_bytes = align_up(b.counters * 4, 256), scratch_bytes = align_up(b.scratch * 4, 256);
-  return {reinterpret_cast<float*>(base + counter_bytes + scratch_bytes), reinterpret_cast<std::int32_t*>(base),
-          reinterpret_cast<std::int32_t*>(base + counter_bytes)};
+  std::array<char*, kParts> at{};
+  char* p = static_cast<char*>(b.base);
+  for (std::size_t i = 0; i < kParts; ++i) {
+    at[i] = p;
+    p += b.bytes[i];
+  }
+  return at;
+}
+
+}  // namespace
+
+SplitKWorkspace split_k_workspace(cudaStream_t stream, std::size_t partial_floats, std::size_t counters,
+                                  std::size_t scratch) {
+  const std::lock_guard<std::mutex> lock(workspace_mutex());
+  // [counters | scratch | partials]
+  const auto at = reserve<0, 3>(stream, {counters * 4, scratch * 4, partial_floats * 4}, "split-K");
+  return {reinterpret_cast<float*>(at[2]), reinterpret_cast<std::int32_t*>(at[0]), reinterpret_cast<std::int32_t*>(at[1])};
+}
+
+std::uint8_t* gather_workspace(cudaStream_t stream, std::size_t bytes) {
+  const std::lock_guard<std::mutex> lock(workspace_mutex());
+  return reinterpret_cast<std::uint8_t*>(reserve<1, 1>(stream, {bytes}, "moe_dense_fc2 (gathered)")[0]);
 }
 
 }  // namespace fp4moe::detail

@@ -11,7 +11,9 @@
 // not replay it on another stream concurrently with split-K calls on that
 // one. The tile counters are zeroed when the buffer is made and every call
 // leaves them zero again. The scratch integers (weighted stream-K's token
-// block counts) are written by each call before its GEMM reads them.
+// block counts) are written by each call before its GEMM reads them. The
+// gathered moe_dense_fc2 formulation keeps its copy of the tokens in a
+// second buffer per (device, stream) with the same rules.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -31,5 +33,11 @@ struct SplitKWorkspace {
 /// `scratch` integers for a call on `stream` of the current device.
 SplitKWorkspace split_k_workspace(cudaStream_t stream, std::size_t partial_floats, std::size_t counters,
                                   std::size_t scratch = 0);
+
+/// At least `bytes` (256-byte aligned) for the gathered moe_dense_fc2
+/// formulation's copy of each expert's tokens, on `stream` of the current
+/// device, under the same rules. A buffer of its own: the same call also
+/// takes split-K's, and growing one must not move the other.
+std::uint8_t* gather_workspace(cudaStream_t stream, std::size_t bytes);
 
 }  // namespace fp4moe::detail

@@ -144,18 +144,19 @@ int pick_split_k(const ProblemShape& s, const GemmTactic& t) {
   return best;
 }
 
-/// Routed MoE-dense (top_k known): the gathered formulation from 1.5
-/// tokens per expert on average (M·top_k/E), where one holds M. Measured on
-/// an H100 (E = 256, W = 256, top-8; docs/PERF.md stop 17): at M = 32 (1 per
-/// expert) the dense formulation's 16-token tiles were 6% faster, from M =
-/// 64 (2 per expert) gather bn16 bk256 was 0.85x of the best dense tactic
-/// there and 0.26x at M = 384. Its widest stages that divide W; 16 tokens a
-/// pass (32 lost everywhere up to 12 per expert), 32 past 20 per expert
-/// (fewer passes over each expert's weights; not measured).
+/// Routed MoE-dense (top_k known): the gathered formulation from one token
+/// per expert on average (M·top_k/E), where one holds M. Measured on an H100
+/// (E = 256, W = 256, top-8; docs/PERF.md stop 17): gather bn16 bk256 on
+/// stream-K was the fastest tactic of every row from M = 32 (one token per
+/// expert: 0.95x the best dense tactic) to M = 384 (0.27x). Its widest
+/// stages that divide W; 16 tokens a pass (32 lost everywhere up to 12 per
+/// expert), 32 past 20 per expert (fewer passes over each expert's weights;
+/// not measured). Below one token per expert: not measured, so the dense
+/// formulation as before.
 const GemmTactic* pick_gather(const ProblemShape& shape, const std::vector<GemmTactic>& all) {
   if (shape.layout != kernels::Layout::kMoeDense || shape.top_k <= 0 || shape.experts <= 0) return nullptr;
   const double per_expert = double(shape.m) * std::min(shape.top_k, shape.experts) / shape.experts;
-  if (per_expert < 1.5) return nullptr;
+  if (per_expert < 1.0) return nullptr;
   const int want_bn = per_expert <= 20.0 ? 16 : 32;
   const GemmTactic* best = nullptr;
   auto better = [&](const GemmTactic& t) {

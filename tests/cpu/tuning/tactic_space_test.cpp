@@ -131,16 +131,15 @@ TEST(TacticSpace, HeuristicPicksTheSweepsBestOnMeasuredRows) {
       {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 256, 7168, 65536, 256, 256}, false, 128, kStreamK},
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 384, 7168, 65536, 256, 256}, false, 128, kStreamK},
       // the same with top-8 routing known (GemmOptions::moe_top_k), H100
-      // sweep at a9a684e (PERF.md stop 17): at M = 32 (one token per expert)
-      // the dense formulation's 16-token tiles on stream-K (gather: 1.06x
-      // their time); from M = 64 the gathered formulation, 16 tokens a pass,
-      // 256-K stages (0.85x the best dense tactic at M = 64, 0.26x at 384)
-      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 65536, 256, 256, 8}, true, 16, kStreamK},
-      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 64, 7168, 65536, 256, 256, 8}, true, 16, 1, true, 256},
-      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 96, 7168, 65536, 256, 256, 8}, true, 16, 1, true, 256},
-      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 160, 7168, 65536, 256, 256, 8}, true, 16, 1, true, 256},
-      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 256, 7168, 65536, 256, 256, 8}, true, 16, 1, true, 256},
-      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 384, 7168, 65536, 256, 256, 8}, true, 16, 1, true, 256},
+      // sweep at 35e65cd (PERF.md stop 17): the gathered formulation, 16
+      // tokens a pass, 256-K stages, on stream-K, at every M (0.95x the best
+      // dense tactic at M = 32, 0.27x at M = 384)
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 65536, 256, 256, 8}, true, 16, kStreamK, true, 256},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 64, 7168, 65536, 256, 256, 8}, true, 16, kStreamK, true, 256},
+      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 96, 7168, 65536, 256, 256, 8}, true, 16, kStreamK, true, 256},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 160, 7168, 65536, 256, 256, 8}, true, 16, kStreamK, true, 256},
+      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 256, 7168, 65536, 256, 256, 8}, true, 16, kStreamK, true, 256},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 384, 7168, 65536, 256, 256, 8}, true, 16, kStreamK, true, 256},
   };
   for (const Row& r : rows) {
     ProblemShape s = problem_shape(r.call);

@@ -33,6 +33,7 @@ struct Fc2Case {
   bool expert_major = false;  ///< alpha stored [E, M] (viewed with strides)
   const GemmTactic* tactic = nullptr;
   int repeats = 1;  ///< runs of the same call; every repeat must be bit-identical to the first
+  cudaStream_t stream = nullptr;
   std::string describe() const {
     std::ostringstream o;
     o << format_name(format) << " E=" << experts << " W=" << width << " M=" << m << " N=" << n
@@ -93,12 +94,12 @@ test::GemmResult run_fc2(const Fc2Case& c, test::Rng& rng) {
   dd.fill_bytes(0xff);
   GemmOptions opt;
   opt.tactic = c.tactic;
-  moe_dense_fc2(da.t, db.t, dev_alpha, c.width, MatrixView{dd.get(), c.out, c.m, c.n, ld}, nullptr, opt);
+  moe_dense_fc2(da.t, db.t, dev_alpha, c.width, MatrixView{dd.get(), c.out, c.m, c.n, ld}, c.stream, opt);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess) << c.describe();
   const std::vector<std::uint8_t> first = dd.download();
   for (int rep = 1; rep < c.repeats; ++rep) {
     dd.fill_bytes(0xff);
-    moe_dense_fc2(da.t, db.t, dev_alpha, c.width, MatrixView{dd.get(), c.out, c.m, c.n, ld}, nullptr, opt);
+    moe_dense_fc2(da.t, db.t, dev_alpha, c.width, MatrixView{dd.get(), c.out, c.m, c.n, ld}, c.stream, opt);
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess) << c.describe();
     EXPECT_TRUE(dd.download() == first) << c.describe() << ": repeat " << rep << " differs from the first";
   }
@@ -191,7 +192,7 @@ TEST(MoeFc2, WeightedStreamKMatchesReferenceAndRepeats) {
   test::Rng rng;
   const std::int64_t sms = detail::current_device_sm_count();
   for (const auto& e : kernels::kernel_registry()) {
-    if (e.layout != kernels::Layout::kMoeDense || e.max_split_k == 1) continue;
+    if (e.layout != kernels::Layout::kMoeDense || e.max_split_k == 1 || e.tactic.moe_gather) continue;  // token tiles only
     GemmTactic t = e.tactic;
     t.split_k = 0;
     const int bt = t.swap_ab ? t.block_n : e.block_m, bw = t.swap_ab ? e.block_m : t.block_n;
@@ -266,6 +267,39 @@ TEST(MoeFc2, GatherPassesAndTokenLimit) {
       }
     }
   }
+}
+
+// On a fresh stream, a gathered call on stream-K right after a small
+// split-K call: its GEMM needs more split-K partials than the stream's
+// workspace has, and growing them must not move the tokens the gather step
+// has just copied (they share a workspace no more: an illegal address in
+// the benchmark at 35e65cd).
+TEST(MoeFc2, GatherAfterASmallerSplitKCallOnAFreshStream) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  const kernels::KernelEntry* gather = nullptr;
+  for (const auto& e : kernels::kernel_registry())
+    if (e.tactic.moe_gather && e.format == Fp4Format::kNVFP4 && e.tactic.block_k == 128 && e.tactic.block_n == 16) gather = &e;
+  ASSERT_NE(gather, nullptr);
+  GemmTactic small = gather->tactic, big = gather->tactic;
+  small.split_k = 2;
+  big.split_k = 0;
+  Fc2Case c;
+  c.stream = stream;
+  c.experts = 4;
+  c.m = 8;
+  c.n = 64;
+  c.tactic = &small;
+  test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
+  c.experts = 64;
+  c.m = 300;
+  c.n = 1024;
+  c.alpha = AlphaKind::kTopK;
+  c.tactic = &big;
+  test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
+  cudaStreamDestroy(stream);
 }
 
 TEST(MoeFc2, EveryTokenTileSkippedWritesZeros) {
