@@ -19,6 +19,7 @@
 #include <cstdint>
 
 #include "kernels/sm90/gemm_params.hpp"
+#include "kernels/sm90/producer_ring.cuh"
 #include "kernels/sm90/ptx/memory.cuh"
 #include "kernels/sm90/tile_scheduler.cuh"
 
@@ -45,15 +46,9 @@ __device__ void moe_produce(const GemmParams& p, const Scheduler& sched, std::ui
   const int kb_per_expert = p.expert_width / Cfg::BK;
   const std::uint32_t ring = ptx::smem_addr(smem + Cfg::kOffAlphaRing);
   const float* ring_f = reinterpret_cast<const float*>(smem + Cfg::kOffAlphaRing);
-  std::uint32_t it = 0;
 
-  // Takes the next stage of the ring; returns its header.
-  auto next_stage = [&](int& s) {
-    s = it % Cfg::kStages;
-    ptx::mbar_wait(&empty[s], ((it / Cfg::kStages) & 1) ^ 1);
-    ++it;
-    return reinterpret_cast<MoeStageHeader*>(smem + s * Cfg::kStageBytes + Cfg::kOffHeader);
-  };
+  ProducerRing<Cfg> stages{smem, empty};
+
 
   Tile t;
   for (std::int32_t i = 0; sched.work(i, t); ++i) {
@@ -92,7 +87,7 @@ __device__ void moe_produce(const GemmParams& p, const Scheduler& sched, std::ui
 
       for (int j = 0; j < kb_per_expert; ++j) {
         int s;
-        MoeStageHeader* h = next_stage(s);
+        MoeStageHeader* h = stages.template next<MoeStageHeader>(s);
         const bool last = j == kb_per_expert - 1;
         if (last) {
 #pragma unroll
@@ -111,7 +106,7 @@ __device__ void moe_produce(const GemmParams& p, const Scheduler& sched, std::ui
     ptx::cp_async_wait<0>();
 
     int s;
-    MoeStageHeader* h = next_stage(s);
+    MoeStageHeader* h = stages.template next<MoeStageHeader>(s);
     if (lane == 0) {
       h->kb = 0;
       h->flags = kEndsTile;

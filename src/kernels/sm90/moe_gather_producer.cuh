@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "kernels/sm90/gemm_params.hpp"
+#include "kernels/sm90/producer_ring.cuh"
 #include "kernels/sm90/ptx/memory.cuh"
 #include "kernels/sm90/tile_scheduler.cuh"
 
@@ -42,14 +43,10 @@ __device__ void gather_produce(const GemmParams& p, const Scheduler& sched, std:
   constexpr int BT = Cfg::BT;
   const int lane = threadIdx.x % 32;
   const int kb_per_expert = p.expert_width / Cfg::BK;
-  std::uint32_t it = 0, pass = 0;
+  std::uint32_t pass = 0;
 
-  auto next_stage = [&](int& s) {
-    s = it % Cfg::kStages;
-    ptx::mbar_wait(&empty[s], ((it / Cfg::kStages) & 1) ^ 1);
-    ++it;
-    return reinterpret_cast<GatherStageHeader*>(smem + s * Cfg::kStageBytes + Cfg::kOffHeader);
-  };
+  ProducerRing<Cfg> stages{smem, empty};
+
 
   Tile t;
   for (std::int32_t i = 0; sched.work(i, t); ++i) {
@@ -68,7 +65,7 @@ __device__ void gather_produce(const GemmParams& p, const Scheduler& sched, std:
         pt.m0 = slot0;
         for (int j = 0; j < kb_per_expert; ++j) {
           int s;
-          GatherStageHeader* h = next_stage(s);
+          GatherStageHeader* h = stages.template next<GatherStageHeader>(s);
           if (lane == 0) {
             if (j == 0) {
               h->kb = e * kb_per_expert;
@@ -84,7 +81,7 @@ __device__ void gather_produce(const GemmParams& p, const Scheduler& sched, std:
       }
     }
     int s;
-    GatherStageHeader* h = next_stage(s);
+    GatherStageHeader* h = stages.template next<GatherStageHeader>(s);
     if (lane == 0) {
       h->flags = kGatherTileEnd;
       h->owner = 0;
