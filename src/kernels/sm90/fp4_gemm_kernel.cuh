@@ -38,6 +38,7 @@
 #include <cstdint>
 
 #include "kernels/sm90/fp4_dequant.cuh"
+#include "kernels/sm90/gather_accumulator.cuh"
 #include "kernels/sm90/gemm_params.hpp"
 #include "kernels/sm90/moe_dense_producer.cuh"
 #include "kernels/sm90/moe_gather_producer.cuh"
@@ -139,9 +140,8 @@ struct GemmConfig {
   // The scale table: one 32-bit factor per scale code (fp4_dequant.cuh,
   // scale_table_entry), so the loops never convert a code themselves.
   static constexpr int kOffScaleTable = kOffSplitFlag + 16;
-  // Gather: the tile's accumulator, M rows of BM FP32 (+4 pad: rows a
-  // warp adds to start in different banks), sized at launch
-  // (gather_smem_bytes).
+  // Gather: the tile's accumulator (gather_accumulator.cuh), sized at
+  // launch for M tokens (gather_smem_bytes).
   static constexpr int kOffGatherAcc = kOffScaleTable + 4 * 256;
   static constexpr int kGatherAccStride = BM + 4;
   static constexpr int kSmemBytes = kOffGatherAcc + 1024;  // + alignment slack
@@ -649,9 +649,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           break;
         }
         last_owner = h.owner;
-        // The other warpgroup's pass: only release its stages. (A vote, so
-        // ptxas sees a warp-uniform branch.)
-        if (!__all_sync(0xffffffffu, h.owner == wg)) {
+        if (h.owner != wg) {  // another warpgroup's pass: only release its stages
           for (int st = 0; st < stages_per_pass; ++st, ++it) {
             const int s = it % kStages;
             ptx::mbar_wait(&full[s], (it / kStages) & 1);
@@ -684,87 +682,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         }
         ptx::wgmma_wait<0>();
         ptx::named_barrier(kOrderBarrier + wg, kHandOver);
-#pragma unroll
-        for (int c = 0; c < BN / 8; ++c) {
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            if (8 * c + 2 * j + e >= valid) continue;
-            const int m = e ? tok[c].y : tok[c].x;
-            const float a = e ? wgt[c].y : wgt[c].x;
-#pragma unroll
-            for (int hh = 0; hh < 2; ++hh) {  // rows x_r0, x_r0 + 8; acc index 4c + 2hh + e
-              float* cell = acc_smem + m * Cfg::kGatherAccStride + x_r0 + 8 * hh;
-              *cell = fmaf(a, expert_acc[4 * c + 2 * hh + e], *cell);
-            }
-          }
-        }
+        gather_add_pass<Cfg>(acc_smem, expert_acc, tok, wgt, valid, j, x_r0);
         ptx::named_barrier_arrive(kOrderBarrier + (wg + 1) % Cfg::kConsumers, kHandOver);
       }
-      // Epilogue: every pass of this work item is added. Alone on its tile,
-      // it stores the accumulator (D[m, n0 .. n0 + BM)); with split-K or
-      // stream-K each contributor stores its accumulator in its slot of
-      // the tile's partials and counts itself in, and the last to arrive
-      // adds the slots in order 0, 1, ... (bit-identical repeats) and
-      // stores the sum. The shared accumulator is zeroed for the next work
-      // item either way.
-      ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);
-      constexpr int kQuads = Cfg::BM / 4;  // float4 columns of a row
-      const std::int64_t tile_floats = std::int64_t(p.m) * Cfg::BM;
-      const float* tile_ws = p.split_partials + std::int64_t(t.index) * p.split_slots * tile_floats;
-      bool finish = true;
-      if (t.slots > 1) {
-        if (t.slots > p.split_slots) __trap();  // the host sized the workspace by a bound this broke
-        float4* mine = reinterpret_cast<float4*>(p.split_partials + (std::int64_t(t.index) * p.split_slots + t.slot) * tile_floats);
-        for (std::int32_t idx = ctid; idx < p.m * kQuads; idx += Cfg::kConsumerThreads) {
-          float4* cell = reinterpret_cast<float4*>(acc_smem + (idx / kQuads) * Cfg::kGatherAccStride + 4 * (idx % kQuads));
-          mine[idx] = *cell;
-          *cell = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        }
-        __threadfence();
-        volatile std::int32_t* last_flag = reinterpret_cast<volatile std::int32_t*>(smem + Cfg::kOffSplitFlag);
-        ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);
-        if (ctid == 0) {
-          const int arrived = atomicAdd(p.split_counters + t.index, 1) + 1;
-          const bool last = arrived == t.slots;
-          if (last) p.split_counters[t.index] = 0;
-          *last_flag = last;
-        }
-        ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);
-        finish = *last_flag;
-        if (finish) __threadfence();
-      }
-      if (finish) {
-        float factor = dequant_offset_correction<kNv>();
-        if constexpr (kNv) factor *= p.a.global[0] * p.b.global[0];
-        for (std::int32_t idx = ctid; idx < p.m * kQuads; idx += Cfg::kConsumerThreads) {
-          const std::int32_t m = idx / kQuads, q = idx % kQuads;
-          float4 v4;
-          if (t.slots > 1) {
-            v4 = __ldcg(reinterpret_cast<const float4*>(tile_ws) + idx);
-            for (int sl = 1; sl < t.slots; ++sl) {
-              const float4 w = __ldcg(reinterpret_cast<const float4*>(tile_ws + sl * tile_floats) + idx);
-              v4 = make_float4(v4.x + w.x, v4.y + w.y, v4.z + w.z, v4.w + w.w);
-            }
-          } else {
-            float4* cell = reinterpret_cast<float4*>(acc_smem + m * Cfg::kGatherAccStride + 4 * q);
-            v4 = *cell;
-            *cell = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-          }
-          const float v[4] = {v4.x, v4.y, v4.z, v4.w};
-#pragma unroll
-          for (int c = 0; c < 4; ++c) {
-            const std::int32_t n = t.n0 + 4 * q + c;
-            if (n >= p.n) break;
-            const std::int64_t off = std::int64_t(m) * p.ldd + n;
-            if (p.d_is_bf16) {
-              static_cast<__nv_bfloat16*>(p.d)[off] = __float2bfloat16_rn(v[c] * factor);
-            } else {
-              static_cast<float*>(p.d)[off] = v[c] * factor;
-            }
-          }
-        }
-      }
-      ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);  // zeroed before the next work item's first addition
+      gather_store_tile<Cfg>(p, t, smem, acc_smem, ctid);
       continue;
     }
 #pragma unroll

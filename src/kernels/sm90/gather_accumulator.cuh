@@ -1,0 +1,115 @@
+// The gather layout's tile accumulator (moe_dense_fc2, gathered tokens):
+// FP32 in shared memory, one row of BM (+4 pad, so the rows a warp adds to
+// start in different banks) per token of the call.
+//
+// gather_add_pass: after a pass's MMAs land, the thread's values (weight
+// rows x_r0 and x_r0 + 8, pass columns 8c + 2j + {0, 1}) are added into
+// their tokens' rows times alpha; a pass holds each token at most once, so
+// no two threads touch one cell.
+//
+// gather_store_tile: after every pass of a work item is added. Alone on its
+// tile, the work item stores the accumulator (D[m, n0 .. n0 + BM)); with
+// split-K or stream-K each contributor stores its accumulator in its slot of
+// the tile's partials and counts itself in, and the last to arrive adds the
+// slots in order 0, 1, ... (bit-identical repeats) and stores the sum.
+// Either way the accumulator is left zero for the next work item.
+#pragma once
+
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include "kernels/sm90/fp4_dequant.cuh"
+#include "kernels/sm90/gemm_params.hpp"
+#include "kernels/sm90/ptx/memory.cuh"
+#include "kernels/sm90/tile_scheduler.cuh"
+
+namespace fp4moe::kernels {
+
+template <class Cfg>
+__device__ __forceinline__ void gather_add_pass(float* acc_smem, const float (&pass_acc)[Cfg::BN / 2],
+                                                const int2 (&tok)[Cfg::BN / 8], const float2 (&wgt)[Cfg::BN / 8],
+                                                int valid, int j, int x_r0) {
+#pragma unroll
+  for (int c = 0; c < Cfg::BN / 8; ++c) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      if (8 * c + 2 * j + e >= valid) continue;
+      const int m = e ? tok[c].y : tok[c].x;
+      const float a = e ? wgt[c].y : wgt[c].x;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {  // rows x_r0, x_r0 + 8: accumulator index 4c + 2h + e
+        float* cell = acc_smem + m * Cfg::kGatherAccStride + x_r0 + 8 * h;
+        *cell = fmaf(a, pass_acc[4 * c + 2 * h + e], *cell);
+      }
+    }
+  }
+}
+
+/// Run by every consumer thread (ctid 0 .. kConsumerThreads - 1) of the CTA.
+template <class Cfg>
+__device__ void gather_store_tile(const GemmParams& p, const Tile& t, std::uint8_t* smem, float* acc_smem, int ctid) {
+  constexpr int kQuads = Cfg::BM / 4;  // float4 columns of a row
+  const std::int64_t tile_floats = std::int64_t(p.m) * Cfg::BM;
+  auto cell = [&](std::int32_t idx) {
+    return reinterpret_cast<float4*>(acc_smem + (idx / kQuads) * Cfg::kGatherAccStride + 4 * (idx % kQuads));
+  };
+  ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);  // every pass added
+  const float4* slots = nullptr;  // the tile's partials, where it has several contributors
+  if (t.slots > 1) {
+    if (t.slots > p.split_slots) __trap();  // the host sized the workspace by a bound this broke
+    float* tile_ws = p.split_partials + std::int64_t(t.index) * p.split_slots * tile_floats;
+    float4* mine = reinterpret_cast<float4*>(tile_ws + t.slot * tile_floats);
+    for (std::int32_t idx = ctid; idx < p.m * kQuads; idx += Cfg::kConsumerThreads) {
+      mine[idx] = *cell(idx);
+      *cell(idx) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+    __threadfence();
+    volatile std::int32_t* last_flag = reinterpret_cast<volatile std::int32_t*>(smem + Cfg::kOffSplitFlag);
+    ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);
+    if (ctid == 0) {
+      const int arrived = atomicAdd(p.split_counters + t.index, 1) + 1;
+      const bool last = arrived == t.slots;
+      if (last) p.split_counters[t.index] = 0;
+      *last_flag = last;
+    }
+    ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);
+    if (!*last_flag) {
+      ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);
+      return;
+    }
+    __threadfence();
+    slots = reinterpret_cast<const float4*>(tile_ws);
+  }
+  float factor = dequant_offset_correction<Cfg::kNvfp4>();
+  if constexpr (Cfg::kNvfp4) factor *= p.a.global[0] * p.b.global[0];
+  for (std::int32_t idx = ctid; idx < p.m * kQuads; idx += Cfg::kConsumerThreads) {
+    float4 v4;
+    if (slots) {
+      v4 = __ldcg(slots + idx);
+      for (int sl = 1; sl < t.slots; ++sl) {
+        const float4 w = __ldcg(slots + sl * (tile_floats / 4) + idx);
+        v4 = make_float4(v4.x + w.x, v4.y + w.y, v4.z + w.z, v4.w + w.w);
+      }
+    } else {
+      v4 = *cell(idx);
+      *cell(idx) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+    const std::int32_t m = idx / kQuads, q = idx % kQuads;
+    const float v[4] = {v4.x, v4.y, v4.z, v4.w};
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      const std::int32_t n = t.n0 + 4 * q + c;
+      if (n >= p.n) break;
+      const std::int64_t off = std::int64_t(m) * p.ldd + n;
+      if (p.d_is_bf16) {
+        static_cast<__nv_bfloat16*>(p.d)[off] = __float2bfloat16_rn(v[c] * factor);
+      } else {
+        static_cast<float*>(p.d)[off] = v[c] * factor;
+      }
+    }
+  }
+  ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);  // zeroed before the next work item's first addition
+}
+
+}  // namespace fp4moe::kernels
