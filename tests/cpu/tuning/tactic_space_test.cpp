@@ -153,6 +153,32 @@ TEST(TacticSpace, HeuristicPicksTheSweepsBestOnMeasuredRows) {
   }
 }
 
+// When the heuristic takes the gathered formulation of moe_dense_fc2: only
+// with top-k routing known, from one token per expert, while its kernel
+// holds M; with the widest stages that divide W; on stream-K where the
+// N / 64 tiles leave SMs idle.
+TEST(TacticSpace, GatherOnlyForRoutedAlphaThatItHolds) {
+  auto pick = [](int m, int top_k, int width, int n = 7168) {
+    TuneShape call{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, m, n, 256 * width, 256, width, top_k};
+    ProblemShape s = problem_shape(call);
+    s.sm_count = 132;
+    return pick_tactic(s);
+  };
+  EXPECT_FALSE(pick(128, 0, 256).moe_gather) << "dense alpha (no top-k hint)";
+  EXPECT_FALSE(pick(16, 8, 256).moe_gather) << "half a token per expert";
+  const GemmTactic routed = pick(32, 8, 256);
+  EXPECT_TRUE(routed.moe_gather);
+  EXPECT_EQ(routed.block_n, 16);
+  EXPECT_EQ(routed.block_k, 256);
+  EXPECT_EQ(routed.split_k, kStreamK) << "112 tiles on 132 SMs";
+  EXPECT_EQ(pick(32, 8, 128).block_k, 128) << "W = 128: 128-K stages";
+  int most = 0;
+  for (const auto& e : kernels::kernel_registry())
+    if (e.tactic.moe_gather) most = std::max(most, e.max_m);
+  EXPECT_FALSE(pick(most + 1, 8, 256).moe_gather) << "more tokens than any gather tile holds";
+  EXPECT_EQ(pick(128, 8, 256, 132 * 64).split_k, 1) << "one tile per SM: nothing to share";
+}
+
 TEST(TacticSpace, VersionIsAStableHashOfTheCompiledSet) {
   const std::string v = tactic_space_version();
   ASSERT_EQ(v.size(), 16u);
