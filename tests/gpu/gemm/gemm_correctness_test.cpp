@@ -84,6 +84,32 @@ INSTANTIATE_TEST_SUITE_P(All, GemmAllTactics,
                                             ::testing::Values(GemmLayout::kDense, GemmLayout::kContiguous, GemmLayout::kMasked)),
                          case_name);
 
+// Masked decode-sized groups whose rows past masked_m hold NaN block scales,
+// over every tactic: those rows reach no output. Swap-AB tiles skip the
+// rows past a tile's tokens, whose BF16 buffer rows then keep whatever an
+// earlier tile of the CTA left there (7168 weight rows: more tiles than
+// CTAs, so CTAs take tiles of several groups in turn).
+TEST(GemmMaskedRows, RowsPastMaskedMReachNoOutput) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  for (Fp4Format format : {Fp4Format::kNVFP4, Fp4Format::kMXFP4}) {
+    for (const GemmTactic& t : tactics_for(format, GemmLayout::kMasked)) {
+      GemmCase c;
+      c.format = format;
+      c.layout = GemmLayout::kMasked;
+      c.tactic = &t;
+      c.groups = 6;
+      c.m = 16;
+      c.masked_m = {16, 1, 5, 9, 0, 3};
+      c.nan_past_masked_m = true;
+      c.n = 7168;
+      c.k = 512;
+      SCOPED_TRACE(c.describe());
+      expect_gemm_ok(c, run_gemm_case(c, rng));
+    }
+  }
+}
+
 // M = 4099 (past 32 row tiles, not a multiple of anything) in every layout:
 // dense; contiguous with a 4099-row expert beside 1, 0 and 127 rows; masked
 // with maxM 4099 and masked_m {4099, 7, 0}. The heuristic's tactic.

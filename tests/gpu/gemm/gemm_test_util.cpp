@@ -62,6 +62,16 @@ GemmResult run_gemm_case(const GemmCase& c, Rng& rng) {
   HostFp4 b(c.format, ScaleLayout::kTiled128x4, c.n, c.k, b_groups);
   fill_random(a, rng, c.content);
   fill_random(b, rng, c.content);
+  if (c.layout == GemmLayout::kMasked && c.nan_past_masked_m) {
+    // Every block scale of a row past its group's masked_m becomes NaN:
+    // nothing of such a row may reach a written output.
+    const std::uint8_t nan_code = c.format == Fp4Format::kNVFP4 ? 0x7f : 0xff;
+    for (std::int64_t g = 0; g < a_groups; ++g)
+      for (std::int64_t r = c.masked_m[static_cast<std::size_t>(g)]; r < c.m; ++r)
+        for (std::int64_t sc = 0; sc < a.t.scale_cols(); ++sc)
+          a.scales[static_cast<std::size_t>(g * a.t.scale_bytes_per_group() +
+                                            scale_offset(a.t.scale_layout, r, sc, a.t.scale_cols()))] = nan_code;
+  }
 
   // ------------------------------------------------------------ reference
   const std::int64_t d_groups = a_groups, d_rows = a_rows, ld = c.n + c.ld_pad;

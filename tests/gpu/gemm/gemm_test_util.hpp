@@ -25,6 +25,7 @@ struct GemmCase {
   Fp4Content content = Fp4Content::kRandom;
   std::vector<int> expert_rows;   ///< contiguous: valid rows per expert (each padded to 128)
   std::vector<int> masked_m;      ///< masked: valid rows per group
+  bool nan_past_masked_m = false;  ///< masked: rows past masked_m get NaN block scales (must reach no output)
   const GemmTactic* tactic = nullptr;
   int ld_pad = 0;                 ///< extra elements per row of D (checked untouched)
   std::string describe() const;
