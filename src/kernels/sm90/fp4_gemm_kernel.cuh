@@ -228,14 +228,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   }
   for (int code = threadIdx.x; code < 256; code += Cfg::kThreads)
     reinterpret_cast<std::uint32_t*>(smem + Cfg::kOffScaleTable)[code] = scale_table_entry<kNv>(std::uint8_t(code));
-  if constexpr (Cfg::kSwap) {
-    // The Y buffers start at zero: rows a tile's tokens do not reach are
-    // skipped, not converted (consume_stage), and are never left holding
-    // uninitialised bits.
-    for (int i = threadIdx.x; i < 2 * Cfg::kYUsers * Cfg::kYConvBytes / 16; i += Cfg::kThreads)
-      reinterpret_cast<uint4*>(smem + Cfg::kOffConv)[i] = make_uint4(0, 0, 0, 0);
-    ptx::fence_proxy_async_smem();  // the wgmmas (async proxy) read them
-  }
   if constexpr (Cfg::kGather) {  // the tile accumulator starts at zero; each epilogue re-zeroes what it stores
     float* acc_smem = reinterpret_cast<float*>(smem + Cfg::kOffGatherAcc);
     for (int i = threadIdx.x; i < p.m * Cfg::kGatherAccStride; i += Cfg::kThreads) acc_smem[i] = 0.0f;
@@ -382,16 +374,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     std::uint32_t bf16;   // its first 16-byte piece from a BF16 buffer's base; piece q: ^ (q << 4)
     std::int32_t k0;      // its chunk's first k in a stage at sub-step 0: 0 or 32
     std::int32_t part;    // which 1 / split of the chunk
-    std::int32_t warp_row0;  // rows_outer: the first row its warp's items cover (warp-uniform)
   };
   // fp4_off / scale_off: the tile's FP4 rows / scale chunks in a stage.
-  // rows_outer: item order (row, chunk, part), so a warp's items cover a
-  // contiguous run of rows and a warp whose rows hold no token can skip
-  // them; otherwise (chunk, row, part).
   auto place_item = [&](std::uint32_t fp4_off, std::uint32_t scale_off, int scale_row0, int rows, int row0, int split,
-                        int item, bool rows_outer) {
-    const int rc = item / split;
-    const int n = row0 + (rows_outer ? rc / 2 : rc % rows), cc = rows_outer ? rc % 2 : rc / rows;
+                        int item) {
+    const int rc = item / split, n = row0 + rc % rows, cc = rc / rows;
     const int band = (scale_row0 + n) / 128, r = (scale_row0 + n) % 128;
     ItemPlace pl;
     // Chunk 2s + cc of a row is chunk cc with bit 5 of the offset flipped:
@@ -403,7 +390,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     pl.bf16 = n * 128 + ((4 * cc) ^ (n % 8)) * 16;  // the 128B swizzle of the BF16 row
     pl.k0 = 32 * cc;
     pl.part = item % split;
-    pl.warp_row0 = (item & ~31) / split / 2;  // rows_outer: the row of the warp's first item
     return pl;
   };
   struct Item {
@@ -452,10 +438,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   auto place_items = [&](std::int32_t xs_row0, std::int32_t ys_row0) {
 #pragma unroll
     for (int u = 0; u < kXItems; ++u)
-      xpl[u] = place_item(0, Cfg::kOffXScale, xs_row0, 64, 64 * wg, kXSplit, ctid % 128 + 128 * u, false);
+      xpl[u] = place_item(0, Cfg::kOffXScale, xs_row0, 64, 64 * wg, kXSplit, ctid % 128 + 128 * u);
 #pragma unroll
     for (int u = 0; u < kYItems; ++u)
-      ypl[u] = place_item(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN, 0, kYSplit, y_tid + kYThreads * u, Cfg::kSwap);
+      ypl[u] = place_item(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN, 0, kYSplit, y_tid + kYThreads * u);
   };
 
   // MoE-dense: each expert's product goes to `expert_acc` and is folded into `acc`
@@ -478,10 +464,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     fold_pending = false;
     part_fresh = true;
   };
-
-  // The current tile's Y rows that hold tokens (swap-AB; set per tile or
-  // gather pass).
-  int y_rows = BN;
 
   // Consumes the stage holding K block kb: dequantise, then MMA, per 64-K
   // sub-step. `header` (MoE-dense only) carries the expert's alpha on its
@@ -545,16 +527,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 #pragma unroll
         for (int u = 0; u < kXItems; ++u) store_item(xi[u], xpl[u], kXSplit, xbuf);
       }
-      // Swap-AB: a warp whose Y rows all lie past the tile's tokens skips
-      // them (its rows of the BF16 buffer keep older values: a token's
-      // column of the product reads only its own row, and columns past the
-      // tile's tokens are never stored).
-      bool y_live[kYItems];
 #pragma unroll
-      for (int u = 0; u < kYItems; ++u) y_live[u] = !Cfg::kSwap || ypl[u].warp_row0 < y_rows;
-#pragma unroll
-      for (int u = 0; u < kYItems; ++u)
-        if (y_live[u]) yi[u] = load_item(ypl[u], x_base, sub, k_stage);
+      for (int u = 0; u < kYItems; ++u) yi[u] = load_item(ypl[u], x_base, sub, k_stage);
       // kXInRegs: the scale factors of this thread's X words (table entries,
       // zero past K), looked up once Y's loads are in flight.
       std::uint32_t xf[2][2];
@@ -575,8 +549,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         for (int u = 0; u < kXItems; ++u) store_item(xi[u], xpl[u], kXSplit, xbuf);
       }
 #pragma unroll
-      for (int u = 0; u < kYItems; ++u)
-        if (y_live[u]) store_item(yi[u], ypl[u], kYSplit, ybuf);
+      for (int u = 0; u < kYItems; ++u) store_item(yi[u], ypl[u], kYSplit, ybuf);
       if constexpr (Cfg::kXInRegs) {
 #pragma unroll
         for (int cc = 0; cc < 2; ++cc) {
@@ -687,7 +660,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         place_items(xs_row0, h.slot0 % 128);
         part_fresh = true;
         const int valid = h.valid;
-        y_rows = valid;
         {
           const std::int64_t base = std::int64_t(h.expert) * p.gather_capacity + h.slot0;
 #pragma unroll
@@ -721,7 +693,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     const std::int32_t xs_row0 = x_scale_row0(t) % 128;
     const std::int32_t ys_row0 = y_scale_row0(t) % 128;
     place_items(xs_row0, ys_row0);
-    y_rows = t.m_end - t.m0;
     if constexpr (Cfg::kMoe) {
       part_fresh = true;
       for (;;) {

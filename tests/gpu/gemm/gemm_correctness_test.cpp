@@ -85,10 +85,10 @@ INSTANTIATE_TEST_SUITE_P(All, GemmAllTactics,
                          case_name);
 
 // Masked decode-sized groups whose rows past masked_m hold NaN block scales,
-// over every tactic: those rows reach no output. Swap-AB tiles skip the
-// rows past a tile's tokens, whose BF16 buffer rows then keep whatever an
-// earlier tile of the CTA left there (7168 weight rows: more tiles than
-// CTAs, so CTAs take tiles of several groups in turn).
+// over every tactic: those rows are loaded with the tile (they lie inside the
+// group's maxM rows) but reach no output, as DESIGN.md's masked layout
+// promises (7168 weight rows: more tiles than CTAs, so CTAs take tiles of
+// several groups in turn).
 TEST(GemmMaskedRows, RowsPastMaskedMReachNoOutput) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;
