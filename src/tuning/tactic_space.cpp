@@ -151,8 +151,9 @@ int pick_split_k(const ProblemShape& s, const GemmTactic& t) {
 /// expert: 0.95x the best dense tactic) to M = 384 (0.27x). Its widest
 /// stages that divide W; 16 tokens a pass (32 lost everywhere up to 12 per
 /// expert), 32 past 20 per expert (fewer passes over each expert's weights;
-/// not measured). Below one token per expert: not measured, so the dense
-/// formulation as before.
+/// not measured); two CTAs per SM where the tile holds M (more warps to
+/// hide latency with). Below one token per expert: not measured, so the
+/// dense formulation as before.
 const GemmTactic* pick_gather(const ProblemShape& shape, const std::vector<GemmTactic>& all) {
   if (shape.layout != kernels::Layout::kMoeDense || shape.top_k <= 0 || shape.experts <= 0) return nullptr;
   const double per_expert = double(shape.m) * std::min(shape.top_k, shape.experts) / shape.experts;
@@ -162,7 +163,9 @@ const GemmTactic* pick_gather(const ProblemShape& shape, const std::vector<GemmT
   auto better = [&](const GemmTactic& t) {
     if (!best) return true;
     const int d = std::abs(t.block_n - want_bn), best_d = std::abs(best->block_n - want_bn);
-    return d != best_d ? d < best_d : t.block_k > best->block_k;
+    if (d != best_d) return d < best_d;
+    const int ctas = entry_of(shape, t)->ctas_per_sm, best_ctas = entry_of(shape, *best)->ctas_per_sm;
+    return ctas != best_ctas ? ctas > best_ctas : t.block_k > best->block_k;
   };
   for (const GemmTactic& t : all)
     if (t.moe_gather && check_tactic(shape, t).ok() && better(t)) best = &t;

@@ -154,7 +154,9 @@ struct GemmConfig {
   static constexpr bool kSplitK = kGather || kSwap || BN <= 128;
   /// Gather: shared memory for M tokens, and the most tokens one CTA holds.
   static constexpr std::int64_t gather_smem_bytes(std::int64_t m) { return kSmemBytes + 4 * kGatherAccStride * m; }
-  static constexpr int kGatherMaxTokens = kGather ? (227 * 1024 - kSmemBytes) / (4 * kGatherAccStride) : 0;
+  // (An SM has 228 KB of shared memory, 1 KB of it reserved per CTA.)
+  static constexpr int kGatherMaxTokens =
+      kGather ? (228 * 1024 / kCtasPerSm - 1024 - kSmemBytes) / (4 * kGatherAccStride) : 0;
   static_assert(!kMoe || kSwap || BN <= 128, "MoE-dense holds two accumulators: BN <= 128 without swap-AB");
   static_assert(!kFc1 || (!kSwap && BN == 256), "FC1 pairs 128 gate and 128 up rows in one weight tile");
   static_assert(!kGather || (kSwap && BN <= 32 && BN % 8 == 0), "gather: weights from registers, a few tokens per pass");

@@ -176,7 +176,14 @@ TEST(TacticSpace, GatherOnlyForRoutedAlphaThatItHolds) {
   for (const auto& e : kernels::kernel_registry())
     if (e.tactic.moe_gather) most = std::max(most, e.max_m);
   EXPECT_FALSE(pick(most + 1, 8, 256).moe_gather) << "more tokens than any gather tile holds";
-  EXPECT_EQ(pick(128, 8, 256, 132 * 64).split_k, 1) << "one tile per SM: nothing to share";
+  EXPECT_EQ(pick(128, 8, 256).block_n, 16);
+  {
+    TuneShape call{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 256 * 256, 256, 256, 8};
+    const TacticCheck check = check_tactic(problem_shape(call), routed);
+    ASSERT_NE(check.kernel, nullptr);
+    EXPECT_EQ(check.kernel->ctas_per_sm, 2) << "few tokens: the two-CTA tile";
+  }
+  EXPECT_EQ(pick(128, 8, 256, 2 * 132 * 64).split_k, 1) << "one tile per CTA (two a SM): nothing to share";
 }
 
 TEST(TacticSpace, VersionIsAStableHashOfTheCompiledSet) {
