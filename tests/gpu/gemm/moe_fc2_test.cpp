@@ -148,8 +148,18 @@ TEST_P(MoeFc2AllTactics, MatchesReference) {
         for (AlphaKind kind : {AlphaKind::kDense, AlphaKind::kTopK}) {
           // The next shape whose W the tactic's stages divide (a stage
           // holds one expert's columns).
+          // And whose M it holds (the gather tiles' token limit).
+          auto fits = [&](const Shape& sh) {
+            if (!t) return true;
+            for (const auto& e : kernels::kernel_registry())
+              if (e.format == format && e.layout == kernels::Layout::kMoeDense && e.tactic.moe_gather == t->moe_gather &&
+                  e.tactic.swap_ab == t->swap_ab && e.tactic.block_n == t->block_n && e.tactic.block_k == t->block_k &&
+                  e.tactic.stages == t->stages)
+                return sh.w % t->block_k == 0 && (e.max_m == 0 || sh.m <= e.max_m);
+            return false;
+          };
           int pick = ran % 8;
-          while (t && shapes[pick].w % t->block_k != 0) pick = (pick + 1) % 8;
+          while (!fits(shapes[pick])) pick = (pick + 1) % 8;
           const Shape& s = shapes[pick];
           Fc2Case c;
           c.format = format;
@@ -252,7 +262,7 @@ TEST(MoeFc2, GatherPassesAndTokenLimit) {
       c.format = e.format;
       c.experts = sh.experts;
       c.width = sh.width % e.tactic.block_k == 0 ? sh.width : e.tactic.block_k;  // stages hold whole experts
-      c.m = sh.m;
+      c.m = std::min(sh.m, e.max_m);  // a two-CTA tile holds fewer tokens
       c.n = sh.n;
       c.alpha = sh.alpha;
       c.expert_major = sh.expert_major;
