@@ -113,18 +113,6 @@ struct GemmConfig {
   static constexpr std::uint32_t kConsumerBarrier = 1 + 2 * kYUsers;
   static constexpr std::uint32_t kOrderBarrier = kConsumerBarrier + 1;
   static constexpr int kYConvBytes = align_up(BN * 128, 1024);
-  // K-interleaved warpgroups (the 16-token decode tiles of the dense,
-  // contiguous and masked layouts): each consumer warpgroup takes every
-  // other 64-K sub-step for all BM rows (two m64 blocks from registers), so
-  // the tile's tokens are converted once per CTA without a barrier between
-  // the warpgroups, and one warpgroup's sub-step carries twice the weights
-  // for the same token conversion, barriers and descriptors. At the tile's
-  // end the warpgroups swap halves through shared memory: each then holds
-  // the sum of its 64 rows, as without interleaving.
-  static constexpr bool kKInterleave = kSwap && BN <= 16 && (kLayout == Layout::kDense || kLayout == Layout::kContiguous ||
-                                                             kLayout == Layout::kMasked);
-  static constexpr int kMBlocks = kKInterleave ? kConsumers : 1;  // m64 blocks per warpgroup's sub-step
-  static constexpr int kSubsPerWg = kKInterleave ? BK / 64 / kConsumers : BK / 64;
   // X from registers: with swap-AB (X = the weights, the bulk of the bytes)
   // each consumer thread converts its own wgmma A fragments straight from the
   // FP4 stage (WgmmaRS), with no BF16 copy in shared memory and no barrier
@@ -134,10 +122,7 @@ struct GemmConfig {
   static constexpr int kXConvBytes = kXInRegs ? 0 : BM * 128;
   static constexpr int kOffConv = kStages * kStageBytes;
   static constexpr int kOffXConv = kOffConv + 2 * kYUsers * kYConvBytes;
-  // kKInterleave: the halves the warpgroups swap at a tile's end.
-  static constexpr int kOffSwap = kOffXConv + 2 * kXConvBytes;
-  static constexpr int kSwapBytes = kKInterleave ? kConsumerThreads * (BN / 2) * 4 : 0;
-  static constexpr int kOffBarriers = kOffSwap + kSwapBytes;
+  static constexpr int kOffBarriers = kOffXConv + 2 * kXConvBytes;
   static constexpr int kOffPrefix = kOffBarriers + 16 * kStages;
   // MoE-dense: the producer warp's ring of alpha columns (one expert's alpha
   // for the tile's tokens per slot), fetched kAlphaLookahead experts ahead
@@ -178,8 +163,6 @@ struct GemmConfig {
   static_assert(kOrderBarrier + (kGather ? kConsumers : 0) <= 16, "16 named barriers");
   static_assert(BK == 128 || BK == 256, "BK is 128 or 256: an even number of 64-K sub-steps per stage keeps the\n"
                 "double-buffered A fragments and BF16 tiles at compile-time indices");
-  static_assert(!kKInterleave || (kConsumers == 2 && kSubsPerWg % 2 == 0 && kPrivateY),
-                "K-interleaving: two warpgroups, an even number of sub-steps each, a private token buffer pair each");
   static_assert(BK % (4 * kBlock) == 0, "a stage covers whole 128x4 scale chunks");
   static_assert(BN % 8 == 0 && BN <= 256 && (BN <= 128 ? 128 % BN == 0 : BN % 128 == 0), "BN tiles the 128-row scale bands");
   static_assert(kSmemBytes * kCtasPerSm <= 227 * 1024, "shared memory");
@@ -341,23 +324,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   const int wg = ctid / 128, warp = (ctid / 32) % 4, lane = ctid % 32;
   const int g = lane / 4, j = lane % 4;
   const int x_r0 = (Cfg::kGather ? 0 : 64 * wg) + 16 * warp + g;  // this thread's X rows: x_r0, x_r0 + 8
-  // Its X rows in the K loop: x_rk0, x_rk0 + 8 (and 64 on for the second
-  // m64 block of a K-interleaved tile).
-  const int x_rk0 = Cfg::kKInterleave ? 16 * warp + g : x_r0;
   // The threads that dequantise and synchronise on one Y buffer pair.
   constexpr int kYThreads = Cfg::kPrivateY ? 128 : Cfg::kConsumerThreads;
   const int y_tid = Cfg::kPrivateY ? ctid % 128 : ctid;
   const std::uint32_t bar_free = Cfg::kPrivateY ? 1 + 2 * wg : 1, bar_ready = bar_free + 1;
   using Mma = ptx::WgmmaSS<ptx::BF16, BN>;
   using MmaRS = ptx::WgmmaRS<ptx::BF16, BN>;
-  // kXInRegs: the A fragments of a 64-K sub-step's four k16 steps (per m64
-  // block), two sets by sub-step parity (a set is rewritten only after
-  // wgmma_wait<1> has seen the MMAs that read it finish); K-interleaved
-  // tiles keep one set of both blocks, rewritten after wgmma_wait<0>.
-  constexpr int kFragSets = Cfg::kXInRegs && !Cfg::kKInterleave ? 2 : 1;
-  std::uint32_t afrag[kFragSets][Cfg::kMBlocks][4][4] = {};
+  // kXInRegs: the A fragments of a 64-K sub-step's four k16 steps, two sets
+  // by sub-step parity (a set is rewritten only after wgmma_wait<1> has seen
+  // the MMAs that read it finish).
+  std::uint32_t afrag[Cfg::kXInRegs ? 2 : 1][4][4] = {};
   float acc[BN / 2];
-  float acc_hi[Cfg::kKInterleave ? BN / 2 : 1];  // K-interleaved: the second m64 block's
   std::uint32_t it = 0;
   const std::uint32_t smem_base = ptx::smem_addr(smem);
   const std::uint32_t conv_base = smem_base + Cfg::kOffConv;
@@ -377,9 +354,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // x_r0 + 8: the swizzle XORs the chunk index with address bits the two
   // rows share, which xw_off already carries (swizzled's rule).
   constexpr std::uint32_t kXRowStep = 8 * Cfg::kRowBytes;
-  const std::uint32_t xw_off = swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(x_rk0, 0) + 4 * j;
-  // Row x_rk0 + 64 has the same swizzle (it XORs with row bits below 64).
-  constexpr std::uint32_t kXBlockStep = 64 * Cfg::kRowBytes;
+  const std::uint32_t xw_off = swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(x_r0, 0) + 4 * j;
 
   // Dequantisation of `rows` rows × 2 chunks (32 k each) of an FP4 tile in
   // stage memory into a BF16 buffer, split over `threads` threads: item i is
@@ -500,15 +475,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     const std::uint32_t x_base = smem_base + s * Cfg::kStageBytes;
     const int k_stage = kb * BK;
 #pragma unroll
-    for (int i = 0; i < Cfg::kSubsPerWg; ++i) {
-      // K-interleaved: this warpgroup's sub-steps are wg, wg + 2, ...
-      const int sub = Cfg::kKInterleave ? 2 * i + wg : i;
-      const int buf = i % 2, fset = kFragSets == 2 ? buf : 0;
+    for (int sub = 0; sub < BK / 64; ++sub) {
+      const int buf = sub % 2;
       // This buffer pair was last read by this warpgroup's wgmmas two
       // sub-steps ago: wait for them, then for every other user of Y.
-      // (K-interleaved: the wait<0> of the previous sub-step saw them.)
-      if constexpr (!Cfg::kKInterleave) ptx::wgmma_wait<1>();
-      if constexpr (Cfg::kXInRegs && !Cfg::kKInterleave) {
+      ptx::wgmma_wait<1>();
+      if constexpr (Cfg::kXInRegs) {
         // The A fragments this sub-step rewrites were read by the MMAs the
         // wait above saw finish. A use of them here, in a branch never taken
         // (K > 0 is validated; the compiler cannot know), keeps their registers
@@ -518,8 +490,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         if (p.k < 0) {
 #pragma unroll
           for (int step = 0; step < 4; ++step)
-            ptx::sts128(conv_base, make_uint4(afrag[fset][0][step][0], afrag[fset][0][step][1], afrag[fset][0][step][2],
-                                              afrag[fset][0][step][3]));
+            ptx::sts128(conv_base, make_uint4(afrag[buf][step][0], afrag[buf][step][1], afrag[buf][step][2], afrag[buf][step][3]));
         }
       }
       ptx::named_barrier(bar_free, kYThreads);
@@ -528,26 +499,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       // kXInRegs: this thread's FP4 words of X (word j of chunks 2sub, 2sub+1
       // for rows x_r0, x_r0 + 8) and the scale words that hold their codes,
       // read first so their latency hides behind Y's dequantisation.
-      std::uint32_t xw[Cfg::kMBlocks][2][2], xcodes[Cfg::kMBlocks][2];
+      std::uint32_t xw[2][2], xcodes[2];
       if constexpr (Cfg::kXInRegs) {
 #pragma unroll
-        for (int b = 0; b < Cfg::kMBlocks; ++b) {
+        for (int cc = 0; cc < 2; ++cc) {
+          const std::uint32_t a = (x_base + xw_off) ^ ((2 * sub + cc) << 4);
+          xw[cc][0] = ptx::lds32(a);
+          xw[cc][1] = ptx::lds32(a + kXRowStep);
+        }
 #pragma unroll
-          for (int cc = 0; cc < 2; ++cc) {
-            const std::uint32_t a = ((x_base + xw_off) ^ ((2 * sub + cc) << 4)) + b * kXBlockStep;
-            xw[b][cc][0] = ptx::lds32(a);
-            xw[b][cc][1] = ptx::lds32(a + kXRowStep);
-          }
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            // NVFP4: columns 4sub + {0..3} (this word's: 2cc + j/2, so shifted
-            // by j/2 bytes it is byte 2cc); MXFP4: columns 4(sub/2) + {0..3}
-            // (this word's: (2sub + cc) % 4).
-            const int sr = xs_row0 + x_rk0 + 64 * b + 8 * h;
-            xcodes[b][h] = ptx::lds32(x_base + Cfg::kOffXScale + (sr / 128) * 512 * Cfg::kChunksPerStage +
-                                      (kNv ? sub : sub / 2) * 512 + scale_in_chunk(sr % 128, 0));
-            if constexpr (kNv) xcodes[b][h] >>= 8 * (j / 2);
-          }
+        for (int h = 0; h < 2; ++h) {
+          // NVFP4: columns 4sub + {0..3} (this word's: 2cc + j/2, so shifted
+          // by j/2 bytes it is byte 2cc); MXFP4: columns 4(sub/2) + {0..3}
+          // (this word's: (2sub + cc) % 4).
+          const int sr = xs_row0 + x_r0 + 8 * h;
+          xcodes[h] = ptx::lds32(x_base + Cfg::kOffXScale + (sr / 128) * 512 * Cfg::kChunksPerStage +
+                                 (kNv ? sub : sub / 2) * 512 + scale_in_chunk(sr % 128, 0));
+          if constexpr (kNv) xcodes[h] >>= 8 * (j / 2);
         }
       }
       // All loads first where registers allow; the two-CTA decode tiles and
@@ -565,19 +533,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       for (int u = 0; u < kYItems; ++u) yi[u] = load_item(ypl[u], x_base, sub, k_stage);
       // kXInRegs: the scale factors of this thread's X words (table entries,
       // zero past K), looked up once Y's loads are in flight.
-      std::uint32_t xf[Cfg::kMBlocks][2][2];
+      std::uint32_t xf[2][2];
       if constexpr (Cfg::kXInRegs) {
 #pragma unroll
-        for (int b = 0; b < Cfg::kMBlocks; ++b) {
+        for (int cc = 0; cc < 2; ++cc) {
+          const bool in_k = k_stage + 32 * (2 * sub + cc) < p.k;
 #pragma unroll
-          for (int cc = 0; cc < 2; ++cc) {
-            const bool in_k = k_stage + 32 * (2 * sub + cc) < p.k;
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const std::uint32_t code = (xcodes[b][h] >> (8 * (kNv ? 2 * cc : (2 * sub + cc) % 4))) & 0xffu;
-              const std::uint32_t f = ptx::lds32(table_base + 4 * code);
-              xf[b][cc][h] = in_k ? f : 0u;
-            }
+          for (int h = 0; h < 2; ++h) {
+            const std::uint32_t code = (xcodes[h] >> (8 * (kNv ? 2 * cc : (2 * sub + cc) % 4))) & 0xffu;
+            const std::uint32_t f = ptx::lds32(table_base + 4 * code);
+            xf[cc][h] = in_k ? f : 0u;
           }
         }
       }
@@ -587,40 +552,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       }
 #pragma unroll
       for (int u = 0; u < kYItems; ++u) store_item(yi[u], ypl[u], kYSplit, ybuf);
-      if constexpr (Cfg::kKInterleave) {
-        // The one fragment set was read by this warpgroup's previous
-        // sub-step: wait for its MMAs (the never-taken use keeps the
-        // registers reserved until here, as above).
-        ptx::wgmma_wait<0>();
-        if (p.k < 0) {
-#pragma unroll
-          for (int b = 0; b < Cfg::kMBlocks; ++b)
-#pragma unroll
-            for (int step = 0; step < 4; ++step)
-              ptx::sts128(conv_base, make_uint4(afrag[0][b][step][0], afrag[0][b][step][1], afrag[0][b][step][2],
-                                                afrag[0][b][step][3]));
-        }
-      }
       if constexpr (Cfg::kXInRegs) {
 #pragma unroll
-        for (int b = 0; b < Cfg::kMBlocks; ++b) {
+        for (int cc = 0; cc < 2; ++cc) {
 #pragma unroll
-          for (int cc = 0; cc < 2; ++cc) {
+          for (int h = 0; h < 2; ++h) {
+            std::uint32_t pairs[4];
+            scaled_pairs<kNv>(xw[cc][h], pair_scale_from_table<kNv>(xf[cc][h]), pairs);
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              std::uint32_t pairs[4];
-              scaled_pairs<kNv>(xw[b][cc][h], pair_scale_from_table<kNv>(xf[b][cc][h]), pairs);
-#pragma unroll
-              for (int s2 = 0; s2 < 2; ++s2) {
-                afrag[fset][b][2 * cc + s2][h] = pairs[2 * s2];
-                afrag[fset][b][2 * cc + s2][2 + h] = pairs[2 * s2 + 1];
-              }
+            for (int s2 = 0; s2 < 2; ++s2) {
+              afrag[buf][2 * cc + s2][h] = pairs[2 * s2];
+              afrag[buf][2 * cc + s2][2 + h] = pairs[2 * s2 + 1];
             }
           }
         }
       }
       if constexpr (Cfg::kMoe) {
-        if (i == Cfg::kSubsPerWg - 1) {
+        if (sub == BK / 64 - 1) {
           // The previous expert was folded at sub-step 0 (BK ≥ 128), so its
           // alpha registers are free; read this expert's before the stage
           // is released.
@@ -634,7 +582,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       }
       ptx::fence_proxy_async_smem();
       ptx::named_barrier(bar_ready, kYThreads);
-      if (i == Cfg::kSubsPerWg - 1) ptx::mbar_arrive(&empty[s]);
+      if (sub == BK / 64 - 1) ptx::mbar_arrive(&empty[s]);
       if constexpr (Cfg::kMoe) {
         if (fold_pending) {  // the previous expert's MMAs must land before expert_acc is reused
           ptx::wgmma_wait<0>();
@@ -650,7 +598,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         for (int step = 0; step < 4; ++step) {
           const std::uint64_t yd = ptx::smem_desc_sw128_from_lo(ydesc[buf] + 2 * step);
           if constexpr (Cfg::kXInRegs) {
-            MmaRS::mma(d, afrag[fset][0][step], yd, !(fresh && step == 0));
+            MmaRS::mma(d, afrag[buf][step], yd, !(fresh && step == 0));
           } else {
             Mma::mma(d, ptx::smem_desc_sw128_from_lo(xdesc[buf] + 2 * step), yd, !(fresh && step == 0));
           }
@@ -662,25 +610,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       if constexpr (Cfg::kMoe || Cfg::kGather) {
         mma_into(expert_acc, part_fresh);
         part_fresh = false;
-      } else if constexpr (Cfg::kKInterleave) {  // both m64 blocks against the same tokens
-#pragma unroll
-        for (int q = 0; q < BN / 2; ++q) {
-          ptx::fence_register(acc[q]);
-          ptx::fence_register(acc_hi[q]);
-        }
-        ptx::wgmma_fence();
-#pragma unroll
-        for (int step = 0; step < 4; ++step) {
-          const std::uint64_t yd = ptx::smem_desc_sw128_from_lo(ydesc[buf] + 2 * step);
-          MmaRS::mma(acc, afrag[0][0][step], yd, true);
-          MmaRS::mma(acc_hi, afrag[0][1][step], yd, true);
-        }
-        ptx::wgmma_commit();
-#pragma unroll
-        for (int q = 0; q < BN / 2; ++q) {
-          ptx::fence_register(acc[q]);
-          ptx::fence_register(acc_hi[q]);
-        }
       } else {
         mma_into(acc, false);
       }
@@ -763,10 +692,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     }
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
-    if constexpr (Cfg::kKInterleave) {
-#pragma unroll
-      for (int i = 0; i < BN / 2; ++i) acc_hi[i] = 0.0f;
-    }
     const std::int32_t xs_row0 = x_scale_row0(t) % 128;
     const std::int32_t ys_row0 = y_scale_row0(t) % 128;
     place_items(xs_row0, ys_row0);
@@ -793,27 +718,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         consume_stage(s, kb, nullptr, false, xs_row0, ys_row0);
       }
       ptx::wgmma_wait<0>();
-    }
-
-    // K-interleaved: each warpgroup holds both m64 blocks' sums over its own
-    // sub-steps; warpgroup w keeps block w (rows x_r0, x_r0 + 8) and adds
-    // the other's sum of it (thread ctid ^ 128 holds the same fragment
-    // positions), in the same order every time.
-    if constexpr (Cfg::kKInterleave) {
-      float4* swap = reinterpret_cast<float4*>(smem + Cfg::kOffSwap);
-#pragma unroll
-      for (int q = 0; q < BN / 8; ++q)
-        swap[ctid * (BN / 8) + q] = wg == 0 ? make_float4(acc_hi[4 * q], acc_hi[4 * q + 1], acc_hi[4 * q + 2], acc_hi[4 * q + 3])
-                                            : make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]);
-      ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);
-#pragma unroll
-      for (int q = 0; q < BN / 8; ++q) {
-        const float4 v = swap[(ctid ^ 128) * (BN / 8) + q];
-        const float in[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc[4 * q + e] = (wg == 0 ? acc[4 * q + e] : acc_hi[4 * q + e]) + in[e];
-      }
-      ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);  // both read before the next tile's swap
     }
 
     // ------------------------------------- split-K / stream-K reduction
