@@ -2,7 +2,8 @@
 //
 // Dense, contiguous and masked: prefill 128 tokens x 256 weights per tile;
 // decode (swap-AB) 128 weights x a few tokens, 256-K stages, two CTAs per SM
-// where the tile fits twice in shared memory.
+// where the tile fits twice in shared memory (16 and 32 tokens: 80 registers
+// without spills in the loop; 64 tokens keep 32 accumulators and take one).
 //
 // MoE-dense: 128-K stages, so every expert width W (a multiple of 128) is
 // whole stages and an expert can be skipped stage by stage; the tile keeps a
@@ -14,6 +15,7 @@
 #define FP4MOE_GEMM_TACTICS(X, FMT, LAYOUT) \
   X(FMT, LAYOUT, false, 256, 128, 5, 1)     \
   X(FMT, LAYOUT, true, 16, 256, 3, 2)       \
+  X(FMT, LAYOUT, true, 32, 256, 3, 2)       \
   X(FMT, LAYOUT, true, 64, 256, 5, 1)       \
   X(FMT, LAYOUT, true, 128, 256, 3, 1)
 
