@@ -119,10 +119,6 @@ struct GemmConfig {
   // for it. Otherwise X is dequantised like Y: two BF16 buffers of BM rows ×
   // 64 K; warpgroup w owns rows [64w, 64w+64).
   static constexpr bool kXInRegs = kSwap || !kMoe;
-  // One set of A fragments instead of two, rewritten once the previous
-  // sub-step's MMAs are done: the 64-token swap-AB tile fits two CTAs per SM
-  // only without the second set's 16 registers.
-  static constexpr bool kOneFragSet = kSwap && kCtasPerSm > 1 && BN > 32;
   static constexpr int kXConvBytes = kXInRegs ? 0 : BM * 128;
   static constexpr int kOffConv = kStages * kStageBytes;
   static constexpr int kOffXConv = kOffConv + 2 * kYUsers * kYConvBytes;
@@ -336,9 +332,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   using MmaRS = ptx::WgmmaRS<ptx::BF16, BN>;
   // kXInRegs: the A fragments of a 64-K sub-step's four k16 steps, two sets
   // by sub-step parity (a set is rewritten only after wgmma_wait<1> has seen
-  // the MMAs that read it finish), or one (kOneFragSet, after wgmma_wait<0>).
-  constexpr int kFragSets = Cfg::kXInRegs && !Cfg::kOneFragSet ? 2 : 1;
-  std::uint32_t afrag[kFragSets][4][4] = {};
+  // the MMAs that read it finish).
+  std::uint32_t afrag[Cfg::kXInRegs ? 2 : 1][4][4] = {};
   float acc[BN / 2];
   std::uint32_t it = 0;
   const std::uint32_t smem_base = ptx::smem_addr(smem);
@@ -481,11 +476,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     const int k_stage = kb * BK;
 #pragma unroll
     for (int sub = 0; sub < BK / 64; ++sub) {
-      const int buf = sub % 2, fset = kFragSets == 2 ? buf : 0;
+      const int buf = sub % 2;
       // This buffer pair was last read by this warpgroup's wgmmas two
       // sub-steps ago: wait for them, then for every other user of Y.
       ptx::wgmma_wait<1>();
-      if constexpr (Cfg::kXInRegs && !Cfg::kOneFragSet) {
+      if constexpr (Cfg::kXInRegs) {
         // The A fragments this sub-step rewrites were read by the MMAs the
         // wait above saw finish. A use of them here, in a branch never taken
         // (K > 0 is validated; the compiler cannot know), keeps their registers
@@ -495,7 +490,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         if (p.k < 0) {
 #pragma unroll
           for (int step = 0; step < 4; ++step)
-            ptx::sts128(conv_base, make_uint4(afrag[fset][step][0], afrag[fset][step][1], afrag[fset][step][2], afrag[fset][step][3]));
+            ptx::sts128(conv_base, make_uint4(afrag[buf][step][0], afrag[buf][step][1], afrag[buf][step][2], afrag[buf][step][3]));
         }
       }
       ptx::named_barrier(bar_free, kYThreads);
@@ -557,17 +552,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       }
 #pragma unroll
       for (int u = 0; u < kYItems; ++u) store_item(yi[u], ypl[u], kYSplit, ybuf);
-      if constexpr (Cfg::kOneFragSet) {
-        // The one set was read by the previous sub-step's MMAs: wait for
-        // them (the never-taken use keeps its registers reserved until
-        // here, as above).
-        ptx::wgmma_wait<0>();
-        if (p.k < 0) {
-#pragma unroll
-          for (int step = 0; step < 4; ++step)
-            ptx::sts128(conv_base, make_uint4(afrag[0][step][0], afrag[0][step][1], afrag[0][step][2], afrag[0][step][3]));
-        }
-      }
       if constexpr (Cfg::kXInRegs) {
 #pragma unroll
         for (int cc = 0; cc < 2; ++cc) {
@@ -577,8 +561,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
             scaled_pairs<kNv>(xw[cc][h], pair_scale_from_table<kNv>(xf[cc][h]), pairs);
 #pragma unroll
             for (int s2 = 0; s2 < 2; ++s2) {
-              afrag[fset][2 * cc + s2][h] = pairs[2 * s2];
-              afrag[fset][2 * cc + s2][2 + h] = pairs[2 * s2 + 1];
+              afrag[buf][2 * cc + s2][h] = pairs[2 * s2];
+              afrag[buf][2 * cc + s2][2 + h] = pairs[2 * s2 + 1];
             }
           }
         }
@@ -614,7 +598,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         for (int step = 0; step < 4; ++step) {
           const std::uint64_t yd = ptx::smem_desc_sw128_from_lo(ydesc[buf] + 2 * step);
           if constexpr (Cfg::kXInRegs) {
-            MmaRS::mma(d, afrag[fset][step], yd, !(fresh && step == 0));
+            MmaRS::mma(d, afrag[buf][step], yd, !(fresh && step == 0));
           } else {
             Mma::mma(d, ptx::smem_desc_sw128_from_lo(xdesc[buf] + 2 * step), yd, !(fresh && step == 0));
           }
