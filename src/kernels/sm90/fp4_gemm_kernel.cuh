@@ -99,12 +99,13 @@ struct GemmConfig {
   static constexpr int kHeaderBytes = kMoe ? 16 + 4 * BT : kGather ? int(sizeof(GatherStageHeader)) : 0;
   static constexpr int kStageBytes = align_up(kOffHeader + kHeaderBytes, 1024);
   // Dequantised Y: BF16 buffers of BN rows × 64 K (128-byte rows), two per
-  // user. With swap-AB and at most 16 tokens each consumer warpgroup
-  // dequantises its own copy, so the warpgroups never wait for each other;
-  // otherwise they share one pair and split the work (64 tokens converted
-  // twice cost more than the warpgroups' barrier).
-  // The gather layout's warpgroups convert their own passes' tokens.
-  static constexpr bool kPrivateY = kSwap && (BN <= 16 || kGather);
+  // user. The consumer warpgroups share one pair and split the work, so
+  // the tokens are converted once per CTA (16 tokens: 0.89-0.95x the time of
+  // each warpgroup converting its own copy on an H200, docs/PERF.md stop
+  // 18); except in MoE-dense 16-token tiles (each warpgroup its own copy,
+  // not re-measured) and the gather layout, whose warpgroups convert their
+  // own passes' tokens.
+  static constexpr bool kPrivateY = kSwap && (kGather || (kMoe && BN <= 16));
   static constexpr int kYUsers = kPrivateY ? kConsumers : 1;
   // Named barriers: 0 is __syncthreads; the Y buffers' pairs (free, ready)
   // from 1, one pair per user; then one over all consumers (split-K, the
@@ -367,7 +368,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // thread has several items' shared-memory loads in flight together and no
   // branch between them.
   constexpr auto split_of = [](int rows, int threads) {
-    return 2 * rows >= threads ? 1 : (8 * rows <= threads ? 4 : threads / (2 * rows));
+    return 2 * rows >= threads ? 1 : (16 * rows <= threads ? 8 : 8 * rows <= threads ? 4 : threads / (2 * rows));
   };
   constexpr auto items_of = [](int rows, int threads, int split) { return (2 * rows * split + threads - 1) / threads; };
   struct ItemPlace {
@@ -398,10 +399,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     uint4 raw;
     std::uint32_t f0, f1;  // scale table entries of the chunk's 16-blocks (NVFP4) or its 32-block (both, MXFP4)
   };
-  auto load_item = [&](const ItemPlace& pl, std::uint32_t stage, int sub, int k_stage) {
+  auto load_item = [&](const ItemPlace& pl, std::uint32_t stage, int sub, int k_stage, int split) {
     Item it;
-    it.raw = ptx::lds128((stage + pl.fp4) ^ (sub << 5));
     const bool in_k = k_stage + 64 * sub + pl.k0 < p.k;  // past K: zero scales
+    if (split == 8) {  // half a piece: words 2h, 2h + 1 of the chunk, in one scale block
+      const int h = pl.part % 2;
+      const uint2 w = ptx::lds64(((stage + pl.fp4) ^ (sub << 5)) + 8 * h);
+      it.raw = make_uint4(w.x, w.y, 0u, 0u);
+      const std::uint32_t code = kNv ? ptx::lds8(stage + pl.scale + sub * 512 + h)
+                                     : ptx::lds8(stage + pl.scale + (sub / 2) * 512 + 2 * (sub % 2));
+      it.f0 = it.f1 = in_k ? ptx::lds32(table_base + 4 * code) : 0u;
+      return it;
+    }
+    it.raw = ptx::lds128((stage + pl.fp4) ^ (sub << 5));
     if constexpr (kNv) {
       const std::uint32_t codes = ptx::lds16(stage + pl.scale + sub * 512);
       it.f0 = ptx::lds32(table_base + 4 * (codes & 0xffu));
@@ -416,6 +426,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   auto store_item = [&](const Item& it, const ItemPlace& pl, int split, std::uint32_t bf16_buf) {
     const PairScale s0 = pair_scale_from_table<kNv>(it.f0), s1 = pair_scale_from_table<kNv>(it.f1);
     const std::uint32_t dst = bf16_buf + pl.bf16;
+    if (split == 8) {  // half of piece q: its words 2h, 2h + 1 (load_item's raw.x, raw.y)
+      const int q = pl.part / 2, h = pl.part % 2;
+      ptx::sts64((dst ^ (q << 4)) + 8 * h, make_uint2(apply_scale<kNv>(raw_pair_at(it.raw.x, q), s0),
+                                                      apply_scale<kNv>(raw_pair_at(it.raw.y, q), s0)));
+      return;
+    }
     if (split == 1) {  // the whole chunk: every pair index is known at compile time
       uint4 pieces4[4];
       logical_pieces<kNv>(it.raw, s0, s1, pieces4);
@@ -524,13 +540,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       constexpr bool kLoadsFirst = !Cfg::kMoe && Cfg::kCtasPerSm == 1;
       Item xi[kXItems > 0 ? kXItems : 1], yi[kYItems];
 #pragma unroll
-      for (int u = 0; u < kXItems; ++u) xi[u] = load_item(xpl[u], x_base, sub, k_stage);
+      for (int u = 0; u < kXItems; ++u) xi[u] = load_item(xpl[u], x_base, sub, k_stage, kXSplit);
       if constexpr (!kLoadsFirst) {
 #pragma unroll
         for (int u = 0; u < kXItems; ++u) store_item(xi[u], xpl[u], kXSplit, xbuf);
       }
 #pragma unroll
-      for (int u = 0; u < kYItems; ++u) yi[u] = load_item(ypl[u], x_base, sub, k_stage);
+      for (int u = 0; u < kYItems; ++u) yi[u] = load_item(ypl[u], x_base, sub, k_stage, kYSplit);
       // kXInRegs: the scale factors of this thread's X words (table entries,
       // zero past K), looked up once Y's loads are in flight.
       std::uint32_t xf[2][2];
