@@ -17,7 +17,7 @@
   X(FMT, LAYOUT, true, 16, 256, 4, 2)       \
   X(FMT, LAYOUT, true, 32, 256, 4, 2)       \
   X(FMT, LAYOUT, true, 64, 256, 5, 1)       \
-  X(FMT, LAYOUT, true, 128, 256, 3, 1)
+  X(FMT, LAYOUT, true, 128, 256, 4, 1)
 
 #define FP4MOE_MOE_DENSE_TACTICS(X, FMT, LAYOUT) \
   X(FMT, LAYOUT, false, 128, 128, 8, 1)          \
