@@ -131,13 +131,14 @@ TEST(TacticSpace, HeuristicPicksTheSweepsBestOnMeasuredRows) {
       {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 256, 7168, 65536, 256, 256}, false, 128, kStreamK},
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 384, 7168, 65536, 256, 256}, false, 128, kStreamK},
       // the same with top-8 routing known (GemmOptions::moe_top_k), H100
-      // sweep at 35e65cd (PERF.md stop 17): the gathered formulation, 16
-      // tokens a pass, 256-K stages, on stream-K, at every M (0.95x the best
-      // dense tactic at M = 32, 0.27x at M = 384)
-      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 65536, 256, 256, 8}, true, 16, kStreamK, true, 256},
-      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 64, 7168, 65536, 256, 256, 8}, true, 16, kStreamK, true, 256},
-      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 96, 7168, 65536, 256, 256, 8}, true, 16, kStreamK, true, 256},
-      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 160, 7168, 65536, 256, 256, 8}, true, 16, kStreamK, true, 256},
+      // sweep at 35e65cd (PERF.md stop 17): the gathered formulation,
+      // 256-K stages, on stream-K, at every M (0.95x the best dense tactic at
+      // M = 32, 0.27x at M = 384); 8 tokens a pass up to M = 192 (H200,
+      // stop 18: 0.84-0.86x the time of 16 at M = 32-96), 16 beyond
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 65536, 256, 256, 8}, true, 8, kStreamK, true, 256},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 64, 7168, 65536, 256, 256, 8}, true, 8, kStreamK, true, 256},
+      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 96, 7168, 65536, 256, 256, 8}, true, 8, kStreamK, true, 256},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 160, 7168, 65536, 256, 256, 8}, true, 8, kStreamK, true, 256},
       {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 256, 7168, 65536, 256, 256, 8}, true, 16, kStreamK, true, 256},
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 384, 7168, 65536, 256, 256, 8}, true, 16, kStreamK, true, 256},
   };
@@ -168,7 +169,7 @@ TEST(TacticSpace, GatherOnlyForRoutedAlphaThatItHolds) {
   EXPECT_FALSE(pick(16, 8, 256).moe_gather) << "half a token per expert";
   const GemmTactic routed = pick(32, 8, 256);
   EXPECT_TRUE(routed.moe_gather);
-  EXPECT_EQ(routed.block_n, 16);
+  EXPECT_EQ(routed.block_n, 8) << "one token per expert: 8 a pass";
   EXPECT_EQ(routed.block_k, 256);
   EXPECT_EQ(routed.split_k, kStreamK) << "112 tiles on 132 SMs";
   EXPECT_EQ(pick(32, 8, 128).block_k, 128) << "W = 128: 128-K stages";
@@ -176,7 +177,8 @@ TEST(TacticSpace, GatherOnlyForRoutedAlphaThatItHolds) {
   for (const auto& e : kernels::kernel_registry())
     if (e.tactic.moe_gather) most = std::max(most, e.max_m);
   EXPECT_FALSE(pick(most + 1, 8, 256).moe_gather) << "more tokens than any gather tile holds";
-  EXPECT_EQ(pick(128, 8, 256).block_n, 16);
+  EXPECT_EQ(pick(128, 8, 256).block_n, 8);
+  EXPECT_EQ(pick(256, 8, 256).block_n, 16) << "eight tokens per expert: 16 a pass";
   {
     TuneShape call{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 256 * 256, 256, 256, 8};
     const TacticCheck check = check_tactic(problem_shape(call), routed);
