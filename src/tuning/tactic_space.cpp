@@ -159,14 +159,15 @@ const GemmTactic* pick_gather(const ProblemShape& shape, const std::vector<GemmT
   if (shape.layout != kernels::Layout::kMoeDense || shape.top_k <= 0 || shape.experts <= 0) return nullptr;
   const double per_expert = double(shape.m) * std::min(shape.top_k, shape.experts) / shape.experts;
   if (per_expert < 1.0) return nullptr;
-  const int want_bn = per_expert <= 6.0 ? 8 : per_expert <= 20.0 ? 16 : 32;
+  const int want_bn = per_expert <= 7.0 ? 8 : per_expert <= 20.0 ? 16 : 32;
   const GemmTactic* best = nullptr;
   auto better = [&](const GemmTactic& t) {
     if (!best) return true;
     const int d = std::abs(t.block_n - want_bn), best_d = std::abs(best->block_n - want_bn);
     if (d != best_d) return d < best_d;
     const int ctas = entry_of(shape, t)->ctas_per_sm, best_ctas = entry_of(shape, *best)->ctas_per_sm;
-    return ctas != best_ctas ? ctas > best_ctas : t.block_k > best->block_k;
+    if (ctas != best_ctas) return ctas > best_ctas;
+    return t.block_k != best->block_k ? t.block_k > best->block_k : t.stages > best->stages;
   };
   for (const GemmTactic& t : all)
     if (t.moe_gather && check_tactic(shape, t).ok() && better(t)) best = &t;

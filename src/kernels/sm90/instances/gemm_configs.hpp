@@ -36,6 +36,7 @@
 // (ncu, H200, M = 32: 0.71 eligible warps per scheduler).
 #define FP4MOE_MOE_GATHER_TACTICS(X, FMT, LAYOUT) \
   X(FMT, LAYOUT, true, 8, 256, 4, 2)              \
+  X(FMT, LAYOUT, true, 8, 256, 3, 2)              \
   X(FMT, LAYOUT, true, 16, 128, 6, 1)             \
   X(FMT, LAYOUT, true, 16, 256, 6, 1)             \
   X(FMT, LAYOUT, true, 16, 256, 4, 2)             \
