@@ -179,6 +179,10 @@ TEST(TacticSpace, GatherOnlyForRoutedAlphaThatItHolds) {
   EXPECT_FALSE(pick(most + 1, 8, 256).moe_gather) << "more tokens than any gather tile holds";
   EXPECT_EQ(pick(128, 8, 256).block_n, 8);
   EXPECT_EQ(pick(256, 8, 256).block_n, 16) << "eight tokens per expert: 16 a pass";
+  EXPECT_EQ(pick(160, 8, 256).stages, 4) << "the 8-token tile with four stages holds 160 tokens";
+  const GemmTactic m192 = pick(192, 8, 256);
+  EXPECT_EQ(m192.block_n, 8);
+  EXPECT_EQ(m192.stages, 3) << "192 tokens: only the three-stage 8-token tile holds them";
   {
     TuneShape call{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 256 * 256, 256, 256, 8};
     const TacticCheck check = check_tactic(problem_shape(call), routed);
