@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/sm90/gemm_registry.hpp"
 #include "support/test_support.hpp"
 #include "tuning/tuning_problem.hpp"
 
@@ -20,8 +21,20 @@ TEST(SplitKGraph, ReplaysAfterTheWorkspaceGrew) {
   FP4MOE_REQUIRE_GPU();
   cudaStream_t s = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
-  const GemmTactic small_split{true, 64, 256, 5, 2};
-  const GemmTactic big_split{true, 128, 256, 3, 8};
+  // The compiled 64- and 128-token swap-AB tiles (whatever their stages), split 2 and 8 ways.
+  auto compiled = [](int block_n, int split_k) {
+    for (const auto& e : kernels::kernel_registry())
+      if (e.format == Fp4Format::kNVFP4 && e.layout == kernels::Layout::kDense && e.tactic.swap_ab &&
+          e.tactic.block_n == block_n) {
+        GemmTactic t = e.tactic;
+        t.split_k = split_k;
+        return t;
+      }
+    ADD_FAILURE() << "no compiled swap-AB tile with block_n " << block_n;
+    return GemmTactic{};
+  };
+  const GemmTactic small_split = compiled(64, 2);
+  const GemmTactic big_split = compiled(128, 8);
   GemmOptions small_opt, big_opt;
   small_opt.tactic = &small_split;
   big_opt.tactic = &big_split;
