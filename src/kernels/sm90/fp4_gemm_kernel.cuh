@@ -109,10 +109,8 @@ struct GemmConfig {
   static constexpr int kYUsers = kPrivateY ? kConsumers : 1;
   // Named barriers: 0 is __syncthreads; the Y buffers' pairs (free, ready)
   // from 1, one pair per user; then one over all consumers (split-K, the
-  // gather epilogue); then the gather layout's order barriers, one per
-  // warpgroup.
+  // gather epilogue).
   static constexpr std::uint32_t kConsumerBarrier = 1 + 2 * kYUsers;
-  static constexpr std::uint32_t kOrderBarrier = kConsumerBarrier + 1;
   static constexpr int kYConvBytes = align_up(BN * 128, 1024);
   // X from registers: with swap-AB (X = the weights, the bulk of the bytes)
   // each consumer thread converts its own wgmma A fragments straight from the
@@ -124,7 +122,9 @@ struct GemmConfig {
   static constexpr int kOffConv = kStages * kStageBytes;
   static constexpr int kOffXConv = kOffConv + 2 * kYUsers * kYConvBytes;
   static constexpr int kOffBarriers = kOffXConv + 2 * kXConvBytes;
-  static constexpr int kOffPrefix = kOffBarriers + 16 * kStages;
+  // After each stage's full and empty mbarriers, the gather layout's order
+  // mbarriers, one per consumer warpgroup (the pass hand-over below).
+  static constexpr int kOffPrefix = kOffBarriers + 16 * kStages + (kGather ? 8 * kConsumers : 0);
   // MoE-dense: the producer warp's ring of alpha columns (one expert's alpha
   // for the tile's tokens per slot), fetched kAlphaLookahead experts ahead
   // so deciding whether to skip an expert never waits on memory.
@@ -161,7 +161,7 @@ struct GemmConfig {
   static_assert(!kMoe || kSwap || BN <= 128, "MoE-dense holds two accumulators: BN <= 128 without swap-AB");
   static_assert(!kFc1 || (!kSwap && BN == 256), "FC1 pairs 128 gate and 128 up rows in one weight tile");
   static_assert(!kGather || (kSwap && BN <= 32 && BN % 8 == 0), "gather: weights from registers, a few tokens per pass");
-  static_assert(kOrderBarrier + (kGather ? kConsumers : 0) <= 16, "16 named barriers");
+  static_assert(kConsumerBarrier < 16, "16 named barriers");
   static_assert(BK == 128 || BK == 256, "BK is 128 or 256: an even number of 64-K sub-steps per stage keeps the\n"
                 "double-buffered A fragments and BF16 tiles at compile-time indices");
   static_assert(BK % (4 * kBlock) == 0, "a stage covers whole 128x4 scale chunks");
@@ -193,6 +193,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   std::uint8_t* smem = reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t(1023));
   std::uint64_t* full = reinterpret_cast<std::uint64_t*>(smem + Cfg::kOffBarriers);
   std::uint64_t* empty = full + kStages;
+  std::uint64_t* order = empty + kStages;  // gather: the pass hand-over, one per consumer warpgroup
   std::int32_t* prefix = reinterpret_cast<std::int32_t*>(smem + Cfg::kOffPrefix);
 
   const CUtensorMap* tmap_x = Cfg::kSwap ? &tmap_b : &tmap_a;
@@ -208,6 +209,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       // arrive after a named barrier would lean on the barrier for the
       // others' (compute-sanitizer racecheck cannot follow that).
       ptx::mbar_init(&empty[s], Cfg::kConsumerThreads);
+    }
+    if constexpr (Cfg::kGather) {
+      for (int w = 0; w < Cfg::kConsumers; ++w) ptx::mbar_init(&order[w], 128);  // every thread of the previous owner
     }
     ptx::fence_mbarrier_init();
   }
@@ -635,16 +639,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 
   // Gather: the warpgroups take passes in turn (pass p: warpgroup p mod
   // kConsumers); pass p's owner adds its product into the shared
-  // accumulator after pass p - 1's owner added its own: it waits on order
-  // barrier kOrderBarrier + (its warpgroup), which the previous warpgroup
-  // arrives on after each of its additions (the last warpgroup once at the
-  // start, for pass 0). So every token sums its experts in expert order
-  // (bit-identical repeats). A hand-over is 2 warpgroups' threads.
-  constexpr std::uint32_t kOrderBarrier = Cfg::kOrderBarrier, kHandOver = 256;
+  // accumulator after pass p - 1's owner added its own: it waits on its
+  // order mbarrier, on which every thread of the previous warpgroup arrives
+  // after its addition (the last warpgroup once at the start, for pass 0).
+  // So every token sums its experts in expert order (bit-identical
+  // repeats). An owner cannot run two passes ahead of the other warpgroup,
+  // so a wait's phase parity is its count of waits so far. (Mbarriers, not
+  // named barriers: racecheck follows an mbarrier's arrive-to-wait order but
+  // reported the named-barrier arrive-to-sync hand-over as races, although
+  // PTX orders a bar.arrive's prior accesses before the barrier completes.)
   constexpr int kLast = Cfg::kConsumers - 1;
-  int last_owner = kLast;  // the owner of the last pass seen (as if the last warpgroup had added a pass -1)
+  std::uint32_t order_waits = 0;
   if constexpr (Cfg::kGather) {
-    if (wg == kLast) ptx::named_barrier_arrive(kOrderBarrier, kHandOver);
+    if (wg == kLast) ptx::mbar_arrive(&order[0]);
   }
 
   Tile t;
@@ -666,7 +673,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           ++it;
           break;
         }
-        last_owner = h.owner;
         if (h.owner != wg) {  // another warpgroup's pass: only release its stages
           for (int st = 0; st < stages_per_pass; ++st, ++it) {
             const int s = it % kStages;
@@ -699,9 +705,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           consume_stage(s, h.kb + st, nullptr, false, xs_row0, h.slot0 % 128);
         }
         ptx::wgmma_wait<0>();
-        ptx::named_barrier(kOrderBarrier + wg, kHandOver);
+        ptx::mbar_wait(&order[wg], order_waits++ & 1);
         gather_add_pass<Cfg>(acc_smem, expert_acc, tok, wgt, valid, j, x_r0);
-        ptx::named_barrier_arrive(kOrderBarrier + (wg + 1) % Cfg::kConsumers, kHandOver);
+        ptx::mbar_arrive(&order[(wg + 1) % Cfg::kConsumers]);
       }
       gather_store_tile<Cfg>(p, t, smem, acc_smem, ctid);
       continue;
@@ -810,11 +816,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         }
       }
     }
-  }
-  if constexpr (Cfg::kGather) {
-    // The last pass's owner arrived for a next pass that never came: its
-    // waiter takes that arrival, so no barrier is left half-arrived.
-    if (wg == (last_owner + 1) % Cfg::kConsumers) ptx::named_barrier(kOrderBarrier + wg, kHandOver);
   }
 #endif
 }

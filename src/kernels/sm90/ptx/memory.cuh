@@ -123,13 +123,6 @@ __device__ __forceinline__ void named_barrier(std::uint32_t id, std::uint32_t th
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-/// Arrives on named barrier `id` (of `threads` threads) without waiting: the
-/// producer half of a hand-over whose consumers named_barrier() on it. The
-/// arriving threads' earlier shared-memory writes are visible to them after.
-__device__ __forceinline__ void named_barrier_arrive(std::uint32_t id, std::uint32_t threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-
 template <std::uint32_t kRegs>
 __device__ __forceinline__ void setmaxnreg_inc() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
