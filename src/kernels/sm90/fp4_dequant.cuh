@@ -116,10 +116,16 @@ __device__ __forceinline__ constexpr float dequant_offset_correction() {
 /// k {q, q+4, 8+q, 12+q, 16+q, 20+q, 24+q, 28+q} = raw_pair_at(w[j], q) for j =
 /// 0..3. NVFP4: words 0-1 lie in the chunk's first 16-block (scale s0), words
 /// 2-3 in the second (s1); MXFP4: one block (s0 = s1).
+/// Half of a logical piece: its 8 bytes from words w0, w1 (words 0-1 or 2-3
+/// of the chunk, one 16-block), scale s.
+template <bool kNvfp4>
+__device__ __forceinline__ uint2 logical_half_piece(std::uint32_t w0, std::uint32_t w1, int q, const PairScale& s) {
+  return make_uint2(apply_scale<kNvfp4>(raw_pair_at(w0, q), s), apply_scale<kNvfp4>(raw_pair_at(w1, q), s));
+}
 template <bool kNvfp4>
 __device__ __forceinline__ uint4 logical_piece(const uint4& w, int q, const PairScale& s0, const PairScale& s1) {
-  return make_uint4(apply_scale<kNvfp4>(raw_pair_at(w.x, q), s0), apply_scale<kNvfp4>(raw_pair_at(w.y, q), s0),
-                    apply_scale<kNvfp4>(raw_pair_at(w.z, q), s1), apply_scale<kNvfp4>(raw_pair_at(w.w, q), s1));
+  const uint2 lo = logical_half_piece<kNvfp4>(w.x, w.y, q, s0), hi = logical_half_piece<kNvfp4>(w.z, w.w, q, s1);
+  return make_uint4(lo.x, lo.y, hi.x, hi.y);
 }
 
 /// All four logical pieces of a chunk (piece q = logical_piece(w, q, ...)),

@@ -42,6 +42,7 @@
 #include "kernels/sm90/gemm_params.hpp"
 #include "kernels/sm90/moe_dense_producer.cuh"
 #include "kernels/sm90/moe_gather_producer.cuh"
+#include "kernels/sm90/split_k_arrival.cuh"
 #include "kernels/sm90/swiglu_epilogue.cuh"
 #include "kernels/sm90/ptx/memory.cuh"
 #include "kernels/sm90/ptx/wgmma.cuh"
@@ -406,22 +407,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   auto load_item = [&](const ItemPlace& pl, std::uint32_t stage, int sub, int k_stage, int split) {
     Item it;
     const bool in_k = k_stage + 64 * sub + pl.k0 < p.k;  // past K: zero scales
+    // NVFP4: the chunk's two codes from here; MXFP4: its one code.
+    const std::uint32_t code_addr = kNv ? stage + pl.scale + sub * 512 : stage + pl.scale + (sub / 2) * 512 + 2 * (sub % 2);
     if (split == 8) {  // half a piece: words 2h, 2h + 1 of the chunk, in one scale block
       const int h = pl.part % 2;
       const uint2 w = ptx::lds64(((stage + pl.fp4) ^ (sub << 5)) + 8 * h);
       it.raw = make_uint4(w.x, w.y, 0u, 0u);
-      const std::uint32_t code = kNv ? ptx::lds8(stage + pl.scale + sub * 512 + h)
-                                     : ptx::lds8(stage + pl.scale + (sub / 2) * 512 + 2 * (sub % 2));
+      const std::uint32_t code = ptx::lds8(code_addr + (kNv ? h : 0));
       it.f0 = it.f1 = in_k ? ptx::lds32(table_base + 4 * code) : 0u;
       return it;
     }
     it.raw = ptx::lds128((stage + pl.fp4) ^ (sub << 5));
     if constexpr (kNv) {
-      const std::uint32_t codes = ptx::lds16(stage + pl.scale + sub * 512);
+      const std::uint32_t codes = ptx::lds16(code_addr);
       it.f0 = ptx::lds32(table_base + 4 * (codes & 0xffu));
       it.f1 = ptx::lds32(table_base + 4 * (codes >> 8));
     } else {
-      it.f0 = it.f1 = ptx::lds32(table_base + 4 * ptx::lds8(stage + pl.scale + (sub / 2) * 512 + 2 * (sub % 2)));
+      it.f0 = it.f1 = ptx::lds32(table_base + 4 * ptx::lds8(code_addr));
     }
     it.f0 = in_k ? it.f0 : 0u;
     it.f1 = in_k ? it.f1 : 0u;
@@ -432,8 +434,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     const std::uint32_t dst = bf16_buf + pl.bf16;
     if (split == 8) {  // half of piece q: its words 2h, 2h + 1 (load_item's raw.x, raw.y)
       const int q = pl.part / 2, h = pl.part % 2;
-      ptx::sts64((dst ^ (q << 4)) + 8 * h, make_uint2(apply_scale<kNv>(raw_pair_at(it.raw.x, q), s0),
-                                                      apply_scale<kNv>(raw_pair_at(it.raw.y, q), s0)));
+      ptx::sts64((dst ^ (q << 4)) + 8 * h, logical_half_piece<kNv>(it.raw.x, it.raw.y, q, s0));
       return;
     }
     if (split == 1) {  // the whole chunk: every pair index is known at compile time
@@ -658,7 +659,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   for (std::int32_t work_item = 0; sched.work(work_item, t); ++work_item) {
     if constexpr (Cfg::kGather) {
       float* acc_smem = reinterpret_cast<float*>(smem + Cfg::kOffGatherAcc);
-      const std::int32_t xs_row0 = t.n0 % 128;
+      const std::int32_t xs_row0 = x_scale_row0(t) % 128;
       // The tokens and alphas of this thread's columns 8c + 2j + {0, 1} of
       // the current pass (read at the pass's start, used at its end).
       int2 tok[BN / 8];
@@ -756,18 +757,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       float4* mine = reinterpret_cast<float4*>(tile_ws + t.slot * Cfg::kTileFloats);
 #pragma unroll
       for (int i = 0; i < BN / 8; ++i) mine[i] = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
-      __threadfence();
-      volatile std::int32_t* last_flag = reinterpret_cast<volatile std::int32_t*>(smem + Cfg::kOffSplitFlag);
-      ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);
-      if (ctid == 0) {
-        const int arrived = atomicAdd(p.split_counters + out_tile, 1) + 1;
-        const bool last = arrived == t.slots;
-        if (last) p.split_counters[out_tile] = 0;
-        *last_flag = last;
-      }
-      ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);
-      if (!*last_flag) continue;
-      __threadfence();
+      if (!split_k_arrived_last<Cfg>(p, t, smem, ctid)) continue;
       // Slice by slice into the accumulators (this slice's own partial is
       // read back too), so no more than one float4 is live beside them.
       for (int sl = 0; sl < t.slots; ++sl) {

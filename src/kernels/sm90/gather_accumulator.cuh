@@ -22,6 +22,7 @@
 #include "kernels/sm90/fp4_dequant.cuh"
 #include "kernels/sm90/gemm_params.hpp"
 #include "kernels/sm90/ptx/memory.cuh"
+#include "kernels/sm90/split_k_arrival.cuh"
 #include "kernels/sm90/tile_scheduler.cuh"
 
 namespace fp4moe::kernels {
@@ -64,21 +65,10 @@ __device__ void gather_store_tile(const GemmParams& p, const Tile& t, std::uint8
       mine[idx] = *cell(idx);
       *cell(idx) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
-    __threadfence();
-    volatile std::int32_t* last_flag = reinterpret_cast<volatile std::int32_t*>(smem + Cfg::kOffSplitFlag);
-    ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);
-    if (ctid == 0) {
-      const int arrived = atomicAdd(p.split_counters + t.index, 1) + 1;
-      const bool last = arrived == t.slots;
-      if (last) p.split_counters[t.index] = 0;
-      *last_flag = last;
-    }
-    ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);
-    if (!*last_flag) {
-      ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);
+    if (!split_k_arrived_last<Cfg>(p, t, smem, ctid)) {
+      ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);  // zeroed before the next work item's first addition
       return;
     }
-    __threadfence();
     slots = reinterpret_cast<const float4*>(tile_ws);
   }
   float factor = dequant_offset_correction<Cfg::kNvfp4>();

@@ -1,0 +1,37 @@
+// Split-K and stream-K: after storing its partial tile in its slot, each
+// contributor to a tile counts itself in; the one that arrives last adds the
+// slots and runs the epilogue. One protocol for the register tiles
+// (fp4_gemm_kernel.cuh) and the gather layout's shared-memory accumulator
+// (gather_accumulator.cuh).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/sm90/gemm_params.hpp"
+#include "kernels/sm90/ptx/memory.cuh"
+#include "kernels/sm90/tile_scheduler.cuh"
+
+namespace fp4moe::kernels {
+
+/// Run by every consumer thread (ctid 0 .. kConsumerThreads - 1) once its
+/// part of the partial is stored: whether this contributor arrived last (then
+/// every slot is readable). The last one resets the tile's counter for the
+/// next call.
+template <class Cfg>
+__device__ __forceinline__ bool split_k_arrived_last(const GemmParams& p, const Tile& t, std::uint8_t* smem, int ctid) {
+  __threadfence();  // this thread's partial is visible before the count
+  volatile std::int32_t* last_flag = reinterpret_cast<volatile std::int32_t*>(smem + Cfg::kOffSplitFlag);
+  ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);
+  if (ctid == 0) {
+    const int arrived = atomicAdd(p.split_counters + t.index, 1) + 1;
+    const bool last = arrived == t.slots;
+    if (last) p.split_counters[t.index] = 0;
+    *last_flag = last;
+  }
+  ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);
+  if (!*last_flag) return false;
+  __threadfence();  // the other contributors' partials are read after the count
+  return true;
+}
+
+}  // namespace fp4moe::kernels
