@@ -649,6 +649,33 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // named barriers: racecheck follows an mbarrier's arrive-to-wait order but
   // reported the named-barrier arrive-to-sync hand-over as races, although
   // PTX orders a bar.arrive's prior accesses before the barrier completes.)
+  // The epilogue's stores. This thread's output rows: without swap-AB its X
+  // rows x_r0 + 8r (r = 0, 1), with it its Y columns 8(r / 2) + 2j + r % 2
+  // (tokens). A paired store (columns 2j, 2j+1 of a row, without swap-AB)
+  // needs D and its strides aligned to two elements.
+  constexpr int kOutRows = Cfg::kSwap ? BN / 4 : 2;
+  static_assert(kOutRows <= 64, "one bit a row in a 64-bit mask");
+  auto row_of = [&](const Tile& t, int r) {
+    return Cfg::kSwap ? t.m0 + 8 * (r / 2) + 2 * j + r % 2 : t.m0 + x_r0 + 8 * r;
+  };
+  const int d_elem = p.d_is_bf16 ? 2 : 4;
+  const bool d_pairs_aligned = reinterpret_cast<std::uintptr_t>(p.d) % (2 * d_elem) == 0 && p.ldd % 2 == 0 &&
+                               (Cfg::kLayout != Layout::kMasked || p.d_group_stride % 2 == 0);
+  auto store_one = [&](std::int64_t off, float v) {
+    if (p.d_is_bf16) {
+      static_cast<__nv_bfloat16*>(p.d)[off] = __float2bfloat16_rn(v);
+    } else {
+      static_cast<float*>(p.d)[off] = v;
+    }
+  };
+  auto store_pair = [&](std::int64_t off, float v0, float v1) {
+    if (p.d_is_bf16) {
+      *reinterpret_cast<__nv_bfloat162*>(static_cast<__nv_bfloat16*>(p.d) + off) = __floats2bfloat162_rn(v0, v1);
+    } else {
+      *reinterpret_cast<float2*>(static_cast<float*>(p.d) + off) = make_float2(v0, v1);
+    }
+  };
+
   constexpr int kLast = Cfg::kConsumers - 1;
   std::uint32_t order_waits = 0;
   if constexpr (Cfg::kGather) {
@@ -782,27 +809,47 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       swiglu_epilogue<BN>(p, t, acc, factor, x_r0, j);
       continue;
     }
+    // Contiguous: padding rows are written as 0. Which of this thread's
+    // output rows are padding is read once per tile: read beside each store
+    // (the 128 x 256 tile: 128 a thread), every load waited on the store
+    // before it, which it might alias.
+    std::uint64_t pad = 0;  // bit r: output row r of this thread (row_of) is padding
+    if constexpr (Cfg::kLayout == Layout::kContiguous) {
+#pragma unroll
+      for (int r = 0; r < kOutRows; ++r) {
+        const std::int32_t m = row_of(t, r);
+        if (t.group < 0 || (m < t.m_end && p.m_indices[m] < 0)) pad |= std::uint64_t(1) << r;
+      }
+    }
+    std::int64_t d_off0 = 0;
+    if constexpr (Cfg::kLayout == Layout::kMasked) d_off0 = std::int64_t(t.group) * p.d_group_stride;
 #pragma unroll
     for (int i = 0; i < BN / 8; ++i) {
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {      // rows g, g+8
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {    // columns 2j, 2j+1
-          const int xr = x_r0 + 8 * h, yc = 8 * i + 2 * j + e;
-          const std::int32_t m = Cfg::kSwap ? t.m0 + yc : t.m0 + xr;
-          const std::int32_t n = Cfg::kSwap ? t.n0 + xr : t.n0 + yc;
+      for (int h = 0; h < 2; ++h) {  // rows g, g+8
+        if constexpr (!Cfg::kSwap) {
+          // Columns 2j, 2j+1 of one output row: one paired store where both
+          // are inside D and it is aligned for them.
+          const std::int32_t m = t.m0 + x_r0 + 8 * h, n = t.n0 + 8 * i + 2 * j;
           if (m >= t.m_end || n >= p.n) continue;
-          float v = acc[4 * i + 2 * h + e] * factor;
-          if constexpr (Cfg::kLayout == Layout::kContiguous) {
-            if (t.group < 0 || p.m_indices[m] < 0) v = 0.0f;
-          }
-          std::int64_t off = std::int64_t(m) * p.ldd + n;
-          if constexpr (Cfg::kLayout == Layout::kMasked) off += std::int64_t(t.group) * p.d_group_stride;
-          if (p.d_is_bf16) {
-            static_cast<__nv_bfloat16*>(p.d)[off] = __float2bfloat16_rn(v);
+          const bool padded = (pad >> h) & 1;
+          const float v0 = padded ? 0.0f : acc[4 * i + 2 * h] * factor;
+          const float v1 = padded ? 0.0f : acc[4 * i + 2 * h + 1] * factor;
+          const std::int64_t off = d_off0 + std::int64_t(m) * p.ldd + n;
+          if (n + 1 < p.n && d_pairs_aligned) {
+            store_pair(off, v0, v1);
           } else {
-            static_cast<float*>(p.d)[off] = v;
+            store_one(off, v0);
+            if (n + 1 < p.n) store_one(off + 1, v1);
           }
+          continue;
+        }
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {  // columns 2j, 2j+1: tokens
+          const std::int32_t m = row_of(t, 2 * i + e), n = t.n0 + x_r0 + 8 * h;
+          if (m >= t.m_end || n >= p.n) continue;
+          const float v = (pad >> (2 * i + e)) & 1 ? 0.0f : acc[4 * i + 2 * h + e] * factor;
+          store_one(d_off0 + std::int64_t(m) * p.ldd + n, v);
         }
       }
     }

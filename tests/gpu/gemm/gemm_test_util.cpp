@@ -18,6 +18,8 @@ std::string GemmCase::describe() const {
   o << format_name(format) << " " << layout_name(layout) << " m=" << m << " n=" << n << " k=" << k << " g=" << groups
     << " out=" << dtype_name(out) << (content == Fp4Content::kIntegerValued ? " int" : "")
     << " tactic=" << (tactic ? tactic->name() : "heuristic");
+  if (ld_pad) o << " ld_pad=" << ld_pad;
+  if (d_offset) o << " d_offset=" << d_offset;
   return o.str();
 }
 
@@ -89,12 +91,13 @@ GemmResult run_gemm_case(const GemmCase& c, Rng& rng) {
   da.upload(a);
   db.upload(b);
   const std::int64_t d_elems = d_groups * d_rows * ld;
-  DeviceBuffer<std::uint8_t> dd(static_cast<std::size_t>(d_elems * dtype_size(c.out)));
+  const std::size_t elem = dtype_size(c.out), lead = static_cast<std::size_t>(c.d_offset) * elem;
+  DeviceBuffer<std::uint8_t> dd(static_cast<std::size_t>(d_elems) * elem + lead);
   dd.fill_bytes(0xff);
   DeviceBuffer<std::int32_t> d_idx(m_indices.size()), d_masked(c.masked_m.size());
   if (!m_indices.empty()) d_idx.upload(m_indices);
   if (!c.masked_m.empty()) d_masked.upload(std::vector<std::int32_t>(c.masked_m.begin(), c.masked_m.end()));
-  MatrixView d{dd.get(), c.out, d_rows, c.n, ld, 1, d_groups, 0};
+  MatrixView d{dd.get() + lead, c.out, d_rows, c.n, ld, 1, d_groups, 0};
   GemmOptions opt;
   opt.tactic = c.tactic;
   if (c.layout == GemmLayout::kDense) {
@@ -107,7 +110,10 @@ GemmResult run_gemm_case(const GemmCase& c, Rng& rng) {
     m_grouped_fp4_gemm_nt_masked(da.t, db.t, d, d_masked.get(), expected, nullptr, opt);
   }
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess) << c.describe();
-  const std::vector<std::uint8_t> got = dd.download();
+  std::vector<std::uint8_t> got = dd.download();
+  // The elements before D keep the poison.
+  for (std::size_t i = 0; i < lead; ++i) EXPECT_EQ(got[i], 0xff) << c.describe() << ": byte " << i << " before D written";
+  got.erase(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(lead));
 
   // ------------------------------------------------------------ compare
   OutputCheck check;

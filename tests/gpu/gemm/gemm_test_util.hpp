@@ -28,6 +28,7 @@ struct GemmCase {
   bool nan_past_masked_m = false;  ///< masked: rows past masked_m get NaN block scales (must reach no output)
   const GemmTactic* tactic = nullptr;
   int ld_pad = 0;                 ///< extra elements per row of D (checked untouched)
+  int d_offset = 0;               ///< D starts this many elements into its buffer (those checked untouched)
   std::string describe() const;
 };
 
