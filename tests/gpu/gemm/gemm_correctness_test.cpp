@@ -84,36 +84,38 @@ INSTANTIATE_TEST_SUITE_P(All, GemmAllTactics,
                                             ::testing::Values(GemmLayout::kDense, GemmLayout::kContiguous, GemmLayout::kMasked)),
                          case_name);
 
-// D one element past an aligned address, rows an odd number of elements
-// apart, N odd: the epilogue stores its column pairs one by one (a paired
-// store there would be misaligned, or write column N), every tactic.
+// Outputs the epilogue's paired stores must not assume: D one element past
+// an aligned address with rows an odd number of elements apart (every pair
+// stored one by one), and an aligned D with N odd (pairs, then the last
+// column alone), every tactic.
 TEST(GemmUnalignedOutput, OddOffsetStridesAndNMatchReference) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;
   for (Fp4Format format : {Fp4Format::kNVFP4, Fp4Format::kMXFP4})
     for (GemmLayout layout : {GemmLayout::kDense, GemmLayout::kContiguous, GemmLayout::kMasked})
       for (const GemmTactic& t : tactics_for(format, layout))
-        for (DType out : {DType::kFP32, DType::kBF16}) {
-          GemmCase c;
-          c.format = format;
-          c.layout = layout;
-          c.out = out;
-          c.tactic = &t;
-          c.n = out == DType::kFP32 ? 201 : 200;
-          c.ld_pad = 1;
-          c.d_offset = 1;
-          c.k = 256;
-          c.m = 70;
-          if (layout == GemmLayout::kContiguous) {
-            c.groups = 2;
-            c.expert_rows = {70, 3};
-          } else if (layout == GemmLayout::kMasked) {
-            c.groups = 2;
-            c.masked_m = {70, 9};
+        for (DType out : {DType::kFP32, DType::kBF16})
+          for (bool misaligned : {true, false}) {
+            GemmCase c;
+            c.format = format;
+            c.layout = layout;
+            c.out = out;
+            c.tactic = &t;
+            c.n = misaligned ? 200 : 201;
+            c.ld_pad = 1;  // misaligned: odd row stride; else 202, even
+            c.d_offset = misaligned ? 1 : 0;
+            c.k = 256;
+            c.m = 70;
+            if (layout == GemmLayout::kContiguous) {
+              c.groups = 2;
+              c.expert_rows = {70, 3};
+            } else if (layout == GemmLayout::kMasked) {
+              c.groups = 2;
+              c.masked_m = {70, 9};
+            }
+            SCOPED_TRACE(c.describe());
+            expect_gemm_ok(c, run_gemm_case(c, rng));
           }
-          SCOPED_TRACE(c.describe());
-          expect_gemm_ok(c, run_gemm_case(c, rng));
-        }
 }
 
 // Masked decode-sized groups whose rows past masked_m hold NaN block scales,
