@@ -137,11 +137,9 @@ struct GemmConfig {
                                      : kLayout == Layout::kMoeDense ? kStreamKTableBytes / 4
                                                                     : 0;
   static constexpr int kOffAlphaRing = kOffPrefix + 4 * kPrefixInts;
-  // Split-K: where the consumers learn whether they finish a tile.
-  static constexpr int kOffSplitFlag = kOffAlphaRing + (kMoe ? 4 * BT * kAlphaLookahead : 0);
   // The scale table: one 32-bit factor per scale code (fp4_dequant.cuh,
   // scale_table_entry), so the loops never convert a code themselves.
-  static constexpr int kOffScaleTable = kOffSplitFlag + 16;
+  static constexpr int kOffScaleTable = kOffAlphaRing + (kMoe ? 4 * BT * kAlphaLookahead : 0);
   // Gather: the tile's accumulator (gather_accumulator.cuh), sized at
   // launch for M tokens (gather_smem_bytes).
   static constexpr int kOffGatherAcc = kOffScaleTable + 4 * 256;
@@ -737,7 +735,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         gather_add_pass<Cfg>(acc_smem, expert_acc, tok, wgt, valid, j, x_r0);
         ptx::mbar_arrive(&order[(wg + 1) % Cfg::kConsumers]);
       }
-      gather_store_tile<Cfg>(p, t, smem, acc_smem, ctid);
+      gather_store_tile<Cfg>(p, t, acc_smem, ctid);
       continue;
     }
 #pragma unroll
@@ -784,7 +782,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       float4* mine = reinterpret_cast<float4*>(tile_ws + t.slot * Cfg::kTileFloats);
 #pragma unroll
       for (int i = 0; i < BN / 8; ++i) mine[i] = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
-      if (!split_k_arrived_last<Cfg>(p, t, smem, ctid)) continue;
+      if (!split_k_arrived_last<Cfg>(p, t, ctid)) continue;
       // Slice by slice into the accumulators (this slice's own partial is
       // read back too), so no more than one float4 is live beside them.
       for (int sl = 0; sl < t.slots; ++sl) {

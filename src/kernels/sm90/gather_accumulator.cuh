@@ -49,7 +49,7 @@ __device__ __forceinline__ void gather_add_pass(float* acc_smem, const float (&p
 
 /// Run by every consumer thread (ctid 0 .. kConsumerThreads - 1) of the CTA.
 template <class Cfg>
-__device__ void gather_store_tile(const GemmParams& p, const Tile& t, std::uint8_t* smem, float* acc_smem, int ctid) {
+__device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc_smem, int ctid) {
   constexpr int kQuads = Cfg::BM / 4;  // float4 columns of a row
   const std::int64_t tile_floats = std::int64_t(p.m) * Cfg::BM;
   auto cell = [&](std::int32_t idx) {
@@ -65,7 +65,7 @@ __device__ void gather_store_tile(const GemmParams& p, const Tile& t, std::uint8
       mine[idx] = *cell(idx);
       *cell(idx) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
-    if (!split_k_arrived_last<Cfg>(p, t, smem, ctid)) {
+    if (!split_k_arrived_last<Cfg>(p, t, ctid)) {
       ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);  // zeroed before the next work item's first addition
       return;
     }

@@ -18,18 +18,19 @@ namespace fp4moe::kernels {
 /// every slot is readable). The last one resets the tile's counter for the
 /// next call.
 template <class Cfg>
-__device__ __forceinline__ bool split_k_arrived_last(const GemmParams& p, const Tile& t, std::uint8_t* smem, int ctid) {
+__device__ __forceinline__ bool split_k_arrived_last(const GemmParams& p, const Tile& t, int ctid) {
   __threadfence();  // this thread's partial is visible before the count
-  volatile std::int32_t* last_flag = reinterpret_cast<volatile std::int32_t*>(smem + Cfg::kOffSplitFlag);
   ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);
+  bool last = false;
   if (ctid == 0) {
     const int arrived = atomicAdd(p.split_counters + t.index, 1) + 1;
-    const bool last = arrived == t.slots;
+    last = arrived == t.slots;
     if (last) p.split_counters[t.index] = 0;
-    *last_flag = last;
   }
-  ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);
-  if (!*last_flag) return false;
+  // Thread 0's answer to every consumer thread through the barrier's
+  // reduction. (A flag in shared memory, written by thread 0 between two
+  // barriers, drew a racecheck report in the gather layout.)
+  if (!ptx::named_barrier_or(Cfg::kConsumerBarrier, Cfg::kConsumerThreads, last)) return false;
   __threadfence();  // the other contributors' partials are read after the count
   return true;
 }

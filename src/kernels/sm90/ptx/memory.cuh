@@ -123,6 +123,18 @@ __device__ __forceinline__ void named_barrier(std::uint32_t id, std::uint32_t th
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+/// bar.sync with an OR reduction: every participant gets whether any of
+/// them passed `pred` (a flag handed to all without shared memory).
+__device__ __forceinline__ bool named_barrier_or(std::uint32_t id, std::uint32_t threads, bool pred) {
+  std::uint32_t any;
+  asm volatile(
+      "{\n .reg .pred p, q;\n setp.ne.u32 q, %1, 0;\n bar.red.or.pred p, %2, %3, q;\n selp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(any)
+      : "r"(std::uint32_t(pred)), "r"(id), "r"(threads)
+      : "memory");
+  return any != 0;
+}
+
 template <std::uint32_t kRegs>
 __device__ __forceinline__ void setmaxnreg_inc() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
