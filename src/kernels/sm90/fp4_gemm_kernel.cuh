@@ -384,7 +384,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // fp4_off / scale_off: the tile's FP4 rows / scale chunks in a stage.
   auto place_item = [&](std::uint32_t fp4_off, std::uint32_t scale_off, int scale_row0, int rows, int row0, int split,
                         int item) {
-    const int rc = item / split, n = row0 + rc % rows, cc = rc / rows;
+    const int rc = item / split, cc = rc / rows;
+    int t = rc % rows;
+    // Whole chunks of 128-row blocks: the four quarter-warps of a warp take
+    // rows 32 apart, each 8 consecutive rows (lane l of warp slot w gets row
+    // 32(l / 8) + 8w + l % 8). The 128x4 layout puts the scale bytes of rows
+    // r, r + 32, r + 64, r + 96 in one 16-byte line, so 32 consecutive rows
+    // read their codes from 8 banks, four times each; spread this way they
+    // read from 32. The 16-byte loads and stores, one quarter-warp at a
+    // time, still see 8 consecutive rows.
+    if (split == 1 && rows % 128 == 0) t = (t & ~127) | (((t & 31) >> 3) << 5) | (((t >> 5) & 3) << 3) | (t & 7);
+    const int n = row0 + t;
     const int band = (scale_row0 + n) / 128, r = (scale_row0 + n) % 128;
     ItemPlace pl;
     // Chunk 2s + cc of a row is chunk cc with bit 5 of the offset flipped:
