@@ -2,30 +2,44 @@
 # ncu metric groups of one benchmark row per binary, on the lent GPU machine.
 # JOBS: a ';'-separated list of "BINARY|SUITE|FILTER". METRICS: stalls (warp
 # stall reasons, cycles per issued instruction, with instruction count, issue
-# activity and active warps) or pipes (each execution pipe's utilisation, %
-# of peak while the SM is active). Logs under $OUT as <METRICS>_<n>.txt.
+# activity and active warps), pipes (each execution pipe's utilisation, %
+# of peak while the SM is active) or source (warp-stall samples and
+# shared-memory wavefronts per SASS instruction: ncu's source page as CSV,
+# source_<n>.csv.gz, read with scripts/sass_stalls.py). Logs under $OUT as
+# <METRICS>_<n>.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 IFS=';' read -ra jobs <<< "${JOBS:?JOBS=\"bin|suite|filter;...\"}"
-case "${METRICS:-stalls}" in
+mode=${METRICS:-stalls}
+case "$mode" in
   stalls)
-    metrics='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__warps_active.avg.per_cycle_active'
+    what=(--metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__warps_active.avg.per_cycle_active,gpu__time_duration.sum')
     show='stalled|inst_executed|issue_active|warps_active' ;;
   pipes)
-    metrics='regex:sm__pipe_.*_cycles_active\.avg\.pct_of_peak_sustained_active,regex:sm__inst_executed_pipe_.*\.avg\.pct_of_peak_sustained_active'
+    what=(--metrics 'regex:sm__pipe_.*_cycles_active\.avg\.pct_of_peak_sustained_active,regex:sm__inst_executed_pipe_.*\.avg\.pct_of_peak_sustained_active,gpu__time_duration.sum')
     show='sm__' ;;
-  *) echo "METRICS must be stalls or pipes" >&2; exit 2 ;;
+  source)
+    what=(--section SourceCounters --section WarpStateStats) ;;
+  *) echo "METRICS must be stalls, pipes or source" >&2; exit 2 ;;
 esac
 n=0
 for job in "${jobs[@]}"; do
   IFS='|' read -r bin suite filter <<< "$job"
   n=$((n + 1))
-  log="$OUT/${METRICS:-stalls}_$n.txt"
+  log="$OUT/${mode}_$n.txt"
+  report=()
+  [ "$mode" = source ] && report=(-f -o "$OUT/source_$n")
   ncu --clock-control none --kernel-name regex:"${NCU_KERNEL:-fp4_gemm}" --launch-skip "${NCU_SKIP:-3}" --launch-count 1 \
-    --metrics "$metrics,gpu__time_duration.sum" "$bin" "$suite" --no-ceilings --filter "$filter" > "$log" 2>&1
+    "${what[@]}" "${report[@]}" "$bin" "$suite" --no-ceilings --filter "$filter" > "$log" 2>&1
   echo "== $n: $job (rc=$?)"
+  if [ "$mode" = source ]; then
+    ncu --import "$OUT/source_$n.ncu-rep" --page source --print-source sass --csv 2>> "$log" | gzip > "$OUT/source_$n.csv.gz"
+    rm -f "$OUT/source_$n.ncu-rep"
+    echo "csv: $(zcat "$OUT/source_$n.csv.gz" | wc -l) lines"
+    continue
+  fi
   # Small values of the ratio metrics are left out; counts and the duration always shown.
   grep -E "$show|duration" "$log" | awk '$NF+0 >= 0.05 || /inst_executed|issue_active|warps_active|duration/' |
     sed 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active.ratio//; s/\.avg\.pct_of_peak_sustained_active//' | head -40

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Where a kernel's warps wait, per SASS instruction, from ncu's source page
-(scripts/device_ncu_source.sh). Prints the instructions with the most stall
+(scripts/device_ncu_metrics.sh with METRICS=source). Prints the instructions with the most stall
 samples (address, samples, the leading reasons, the instruction) and the
 samples summed by opcode and by reason.
 Usage: scripts/sass_stalls.py SOURCE.csv[.gz] [TOP]"""
