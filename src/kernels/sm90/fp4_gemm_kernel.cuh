@@ -646,17 +646,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     if (ends_expert) fold_pending = true;
   };
 
-  // Gather: the warpgroups take passes in turn (pass p: warpgroup p mod
-  // kConsumers); pass p's owner adds its product into the shared
-  // accumulator after pass p - 1's owner added its own: it waits on its
-  // order mbarrier, on which every thread of the previous warpgroup arrives
-  // after its addition (the last warpgroup once at the start, for pass 0).
-  // So every token sums its experts in expert order (bit-identical
-  // repeats). An owner cannot run two passes ahead of the other warpgroup,
-  // so a wait's phase parity is its count of waits so far. (Mbarriers, not
-  // named barriers: racecheck follows an mbarrier's arrive-to-wait order but
-  // reported the named-barrier arrive-to-sync hand-over as races, although
-  // PTX orders a bar.arrive's prior accesses before the barrier completes.)
   // The epilogue's stores. This thread's output rows: without swap-AB its X
   // rows x_r0 + 8r (r = 0, 1), with it its Y columns 8(r / 2) + 2j + r % 2
   // (tokens). A paired store (columns 2j, 2j+1 of a row, without swap-AB)
@@ -684,6 +673,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     }
   };
 
+  // Gather: the warpgroups take passes in turn (pass p: warpgroup p mod
+  // kConsumers); pass p's owner adds its product into the shared
+  // accumulator after pass p - 1's owner added its own: it waits on its
+  // order mbarrier, on which every thread of the previous warpgroup arrives
+  // after its addition (the last warpgroup once at the start, for pass 0).
+  // So every token sums its experts in expert order (bit-identical
+  // repeats). An owner cannot run two passes ahead of the other warpgroup,
+  // so a wait's phase parity is its count of waits so far. (Mbarriers, not
+  // named barriers: racecheck follows an mbarrier's arrive-to-wait order but
+  // reported the named-barrier arrive-to-sync hand-over as races, although
+  // PTX orders a bar.arrive's prior accesses before the barrier completes.)
   constexpr int kLast = Cfg::kConsumers - 1;
   std::uint32_t order_waits = 0;
   if constexpr (Cfg::kGather) {
