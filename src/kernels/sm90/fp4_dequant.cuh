@@ -111,17 +111,17 @@ __device__ __forceinline__ constexpr float dequant_offset_correction() {
 // operand needs is a raw_pair_at of one FP4 word: logical 2j, 2j+1 of a k16
 // step are elements (2s + h, 2s + h + 4) of word j.
 
+/// Half of logical piece q (below): its 8 bytes from words w0, w1 (words 0-1
+/// or 2-3 of the chunk, one 16-block), scale s.
+template <bool kNvfp4>
+__device__ __forceinline__ uint2 logical_half_piece(std::uint32_t w0, std::uint32_t w1, int q, const PairScale& s) {
+  return make_uint2(apply_scale<kNvfp4>(raw_pair_at(w0, q), s), apply_scale<kNvfp4>(raw_pair_at(w1, q), s));
+}
 /// Logical piece q ∈ 0..3 of one 32-k chunk of one row, whose 16 FP4 bytes
 /// are words w[0..3] (storage order): 8 BF16 values, logical 8q..8q+7 = real
 /// k {q, q+4, 8+q, 12+q, 16+q, 20+q, 24+q, 28+q} = raw_pair_at(w[j], q) for j =
 /// 0..3. NVFP4: words 0-1 lie in the chunk's first 16-block (scale s0), words
 /// 2-3 in the second (s1); MXFP4: one block (s0 = s1).
-/// Half of a logical piece: its 8 bytes from words w0, w1 (words 0-1 or 2-3
-/// of the chunk, one 16-block), scale s.
-template <bool kNvfp4>
-__device__ __forceinline__ uint2 logical_half_piece(std::uint32_t w0, std::uint32_t w1, int q, const PairScale& s) {
-  return make_uint2(apply_scale<kNvfp4>(raw_pair_at(w0, q), s), apply_scale<kNvfp4>(raw_pair_at(w1, q), s));
-}
 template <bool kNvfp4>
 __device__ __forceinline__ uint4 logical_piece(const uint4& w, int q, const PairScale& s0, const PairScale& s1) {
   const uint2 lo = logical_half_piece<kNvfp4>(w.x, w.y, q, s0), hi = logical_half_piece<kNvfp4>(w.z, w.w, q, s1);

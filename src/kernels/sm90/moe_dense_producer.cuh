@@ -49,7 +49,6 @@ __device__ void moe_produce(const GemmParams& p, const Scheduler& sched, std::ui
 
   ProducerRing<Cfg> stages{smem, empty};
 
-
   Tile t;
   for (std::int32_t i = 0; sched.work(i, t); ++i) {
     // A work item's units are whole experts (split-K slices and stream-K

@@ -44,9 +44,7 @@ __device__ void gather_produce(const GemmParams& p, const Scheduler& sched, std:
   const int lane = threadIdx.x % 32;
   const int kb_per_expert = p.expert_width / Cfg::BK;
   std::uint32_t pass = 0;
-
   ProducerRing<Cfg> stages{smem, empty};
-
 
   Tile t;
   for (std::int32_t i = 0; sched.work(i, t); ++i) {
