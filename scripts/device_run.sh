@@ -4,7 +4,8 @@
 # benchmark, with logs under $OUT. Usage: scripts/device_run.sh [SUITE ...]
 # Environment: SKIP_TESTS=1, SKIP_BENCH=1, SANITIZE=1 (compute-sanitizer on
 # the GPU tests named by SANITIZE_FILTER, default the subset below, each tool
-# within SANITIZE_TIMEOUT s), GTEST_FILTER for the GPU tests, PREBUILT=DIR to
+# within SANITIZE_TIMEOUT s; SANITIZE_TOOLS picks the tools, SANITIZE_ARGS adds
+# compute-sanitizer options, e.g. --print-limit 4), GTEST_FILTER for the GPU tests, PREBUILT=DIR to
 # run binaries built on the host and carried (DIR/tests/*, DIR/tools/fp4moe) instead of building.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -32,8 +33,8 @@ fi
 # FC1 outputs, the FC1 → FC2 chain, a swap-AB decode tile.
 SANITIZE_SUBSET='GemmSplitKDeterminism.*:MoeFc2.*:MoeFc1.*:MoeChain.*:All/GemmSplitK.MatchesReference/nvfp4_dense:All/MoeFc2AllTactics.MatchesReference/nvfp4:GemmStructure.OneHotRowsGiveTheIdentityPattern'
 if [ "${SANITIZE:-0}" = 1 ]; then
-  for tool in memcheck racecheck synccheck; do
-    timeout ${SANITIZE_TIMEOUT:-400} compute-sanitizer --tool $tool --error-exitcode 1 $B/tests/fp4moe_gpu_tests \
+  for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
+    timeout ${SANITIZE_TIMEOUT:-400} compute-sanitizer --tool $tool --error-exitcode 1 ${SANITIZE_ARGS:-} $B/tests/fp4moe_gpu_tests \
       --gtest_filter="${SANITIZE_FILTER:-$SANITIZE_SUBSET}" > "$OUT/sanitize_$tool.log" 2>&1
     echo "compute-sanitizer $tool rc=$?"; tail -3 "$OUT/sanitize_$tool.log"
   done

@@ -1,7 +1,9 @@
 // Suites `dense`, `decode` and `prefill` (DESIGN.md §6): the FP4 GEMMs with the
 // tactic the entry point picks (the tuning cache's if it has one, else the
 // heuristic's), and cuBLASLt BF16 and FP8 on the same shapes (batched for the
-// grouped layouts) in the same run.
+// grouped layouts) in the same run. MXFP4 rows the BF16 route's direct tile
+// serves are timed on the FP8 route too (an extra row, "fp8-route"), so both
+// routes are measured side by side.
 #include <string>
 
 #include "bench/fp4_problem.hpp"
@@ -53,15 +55,16 @@ void run_shape(SuiteContext& ctx, const std::string& suite, const GemmRowSpec& s
   const auto* aux_i = static_cast<const std::int32_t*>(aux.p);
   const MatrixView dv{d.p, DType::kBF16, layout == kernels::Layout::kMasked ? s.m : a_rows, s.n, 0, 1,
                       layout == kernels::Layout::kMasked ? s.groups : 1, 0};
-  auto op = [&](cudaStream_t stream) {
+  auto run = [&](cudaStream_t stream, const GemmOptions& options) {
     if (layout == kernels::Layout::kDense) {
-      fp4_gemm_nt(a.tensor(), b.tensor(), dv, stream);
+      fp4_gemm_nt(a.tensor(), b.tensor(), dv, stream, options);
     } else if (layout == kernels::Layout::kContiguous) {
-      m_grouped_fp4_gemm_nt_contiguous(a.tensor(), b.tensor(), dv, aux_i, stream);
+      m_grouped_fp4_gemm_nt_contiguous(a.tensor(), b.tensor(), dv, aux_i, stream, options);
     } else {
-      m_grouped_fp4_gemm_nt_masked(a.tensor(), b.tensor(), dv, aux_i, static_cast<int>(s.m), stream);
+      m_grouped_fp4_gemm_nt_masked(a.tensor(), b.tensor(), dv, aux_i, static_cast<int>(s.m), stream, options);
     }
   };
+  auto op = [&](cudaStream_t stream) { run(stream, GemmOptions{}); };
   Row r;
   r.suite = suite;
   r.name = name;
@@ -77,7 +80,21 @@ void run_shape(SuiteContext& ctx, const std::string& suite, const GemmRowSpec& s
   // side first, which labelled every row with the previous row's tactic.
   Row& added = ctx.add(r, op);
   added.tactic = last_tactic_text();
-  add_peer_rows(ctx, suite, name, s.m, s.n, s.k, s.groups, {ctx.rows.size() - 1});
+  std::vector<std::size_t> ours{ctx.rows.size() - 1};
+  const tuning::ProblemShape ps = tuning::problem_shape(s);
+  if (f == Fp4Format::kMXFP4 && !tuning::pick_tactic(ps).swap_ab) {
+    for (GemmTactic t : tuning::compiled_tactics(f, layout)) {
+      if (!t.fp8) continue;
+      Row r8 = r;
+      r8.name = name + " fp8-route";
+      r8.tensor_ceiling = CeilingKind::kFp8Tensor;
+      GemmOptions forced;
+      forced.tactic = &t;
+      ctx.add(r8, [&](cudaStream_t stream) { run(stream, forced); }).tactic = t.name();
+      ours.push_back(ctx.rows.size() - 1);
+    }
+  }
+  add_peer_rows(ctx, suite, name, s.m, s.n, s.k, s.groups, ours);
 }
 
 }  // namespace

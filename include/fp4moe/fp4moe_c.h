@@ -31,8 +31,9 @@
 extern "C" {
 #endif
 
-/* 2: the tuning functions and descriptors (fp4moe_tune_*). */
-#define FP4MOE_C_ABI_VERSION 3
+/* 2: the tuning functions and descriptors (fp4moe_tune_*); 3: fp4moe_tactic.moe_gather;
+ * 4: fp4moe_tactic.fp8. */
+#define FP4MOE_C_ABI_VERSION 4
 
 typedef enum {
   FP4MOE_OK = 0,
@@ -101,6 +102,7 @@ typedef struct {
   int32_t stages;
   int32_t split_k; /* 1, 2, 4 or 8; 0: stream-K (dense and moe_dense_fc2) */
   int32_t moe_gather; /* 0 or 1: moe_dense_fc2's gathered formulation (GemmTactic::moe_gather) */
+  int32_t fp8; /* 0 or 1: MXFP4's FP8 route (GemmTactic::fp8) */
 } fp4moe_tactic;
 
 /* ------------------------------------------------------------ library ---- */

@@ -56,6 +56,14 @@ struct GemmTactic {
   /// few tokens per expert up. Holds at most a few hundred tokens (M; the
   /// tile accumulator lives in shared memory) and runs with split_k = 1.
   bool moe_gather = false;
+  /// MXFP4 without swap_ab only: the FP8 route. Operands become E4M3 (E2M1
+  /// is exact in E4M3) without their scales; one FP8 wgmma per 32-K block
+  /// into a block accumulator, which the CUDA cores add into the output
+  /// tile's FP32 accumulators times the block's two scales. Exact like the
+  /// BF16 route (block scales up to 2^121). The heuristic never picks it
+  /// (slower than the BF16 route on the H200: docs/PERF.md); the tuner
+  /// times it like any compiled tactic.
+  bool fp8 = false;
 
   bool operator==(const GemmTactic&) const = default;
   std::string name() const;

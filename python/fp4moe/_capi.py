@@ -12,7 +12,7 @@ from . import _library
 from .errors import CudaError, Fp4moeError, InternalError, InvalidArgumentError, LibraryError, OutOfMemoryError
 
 #: The FP4MOE_C_ABI_VERSION this package was written for.
-ABI_VERSION = 3
+ABI_VERSION = 4
 
 # fp4moe_status
 OK, ERROR_INVALID_ARGUMENT, ERROR_CUDA, ERROR_OUT_OF_MEMORY, ERROR_LIBRARY, ERROR_INTERNAL = range(6)
@@ -68,6 +68,7 @@ class Tactic(ctypes.Structure):
         ("stages", c_int32),
         ("split_k", c_int32),
         ("moe_gather", c_int32),
+        ("fp8", c_int32),
     ]
 
 

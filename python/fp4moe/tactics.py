@@ -37,6 +37,9 @@ class GemmTactic:
              multiplied by its own tokens only, block_n at a time; at most a
              few hundred tokens; split_k 1). It uses the same per-stream
              workspace as split-K.
+    fp8      MXFP4 without swap_ab only: the FP8 route (E4M3 operands, one
+             FP8 MMA per 32-K block, its scales applied on the CUDA cores;
+             exact like the BF16 route). Never the heuristic's pick.
     """
 
     swap_ab: bool
@@ -45,12 +48,13 @@ class GemmTactic:
     stages: int
     split_k: int = 1
     moe_gather: bool = False
+    fp8: bool = False
 
     @property
     def name(self) -> str:
         buf = ctypes.create_string_buffer(96)
         tactic = _capi.Tactic(int(self.swap_ab), self.block_n, self.block_k, self.stages, self.split_k,
-                              int(self.moe_gather))
+                              int(self.moe_gather), int(self.fp8))
         _capi.call("fp4moe_tactic_name", tactic, buf, len(buf))
         return buf.value.decode()
 
@@ -68,4 +72,4 @@ def gemm_tactics(format: str, layout: str):
     _capi.call("fp4moe_gemm_tactics", FORMATS[format], LAYOUTS[layout], None, 0, ctypes.byref(count))
     out = (_capi.Tactic * count.value)()
     _capi.call("fp4moe_gemm_tactics", FORMATS[format], LAYOUTS[layout], out, count.value, ctypes.byref(count))
-    return [GemmTactic(bool(t.swap_ab), t.block_n, t.block_k, t.stages, t.split_k, bool(t.moe_gather)) for t in out]
+    return [GemmTactic(bool(t.swap_ab), t.block_n, t.block_k, t.stages, t.split_k, bool(t.moe_gather), bool(t.fp8)) for t in out]

@@ -62,6 +62,7 @@ GemmOptions gemm_options(const fp4moe_tactic* tactic, GemmTactic& storage) {
     storage.stages = tactic->stages;
     storage.split_k = tactic->split_k;
     storage.moe_gather = tactic->moe_gather != 0;
+    storage.fp8 = tactic->fp8 != 0;
     o.tactic = &storage;
   }
   return o;

@@ -43,6 +43,7 @@ json::Value tactic_json(const GemmTactic& t) {
   o["stages"] = t.stages;
   o["split_k"] = t.split_k;
   o["moe_gather"] = t.moe_gather;
+  o["fp8"] = t.fp8;
   return o;
 }
 
@@ -103,7 +104,7 @@ class Reader {
 
   static GemmTactic tactic(const json::Value& v, const std::string& where) {
     if (!v.is_object()) throw Bad{where + ": \"tactic\" must be an object"};
-    only_members(v, {"swap_ab", "block_n", "block_k", "stages", "split_k", "moe_gather"}, where + ".tactic");
+    only_members(v, {"swap_ab", "block_n", "block_k", "stages", "split_k", "moe_gather", "fp8"}, where + ".tactic");
     GemmTactic t;
     const json::Value& swap = member(v, "swap_ab", where + ".tactic");
     if (!swap.is_bool()) throw Bad{where + ".tactic: \"swap_ab\" must be true or false"};
@@ -115,6 +116,10 @@ class Reader {
     if (const json::Value* gather = v.find("moe_gather")) {  // optional: false where absent
       if (!gather->is_bool()) throw Bad{where + ".tactic: \"moe_gather\" must be true or false"};
       t.moe_gather = gather->as_bool();
+    }
+    if (const json::Value* fp8 = v.find("fp8")) {  // optional: false where absent
+      if (!fp8->is_bool()) throw Bad{where + ".tactic: \"fp8\" must be true or false"};
+      t.fp8 = fp8->as_bool();
     }
     return t;
   }

@@ -22,7 +22,7 @@ def test_versions_match_the_project():
     version = re.search(r"project\(fp4moe VERSION ([0-9.]+)", cmake).group(1)
     assert fp4moe.__version__ == version
     assert fp4moe.library_version() == version
-    assert fp4moe.abi_version() == _capi.ABI_VERSION == 3
+    assert fp4moe.abi_version() == _capi.ABI_VERSION == 4
 
 
 @pytest.mark.skipif(shutil.which("nm") is None, reason="needs nm (binutils)")
@@ -125,9 +125,10 @@ def test_tactics_are_listed_and_named():
             assert tactics, (fmt, layout)
             for t in tactics:
                 assert t.split_k == 1
-                kind = "gather" if t.moe_gather else "swapAB" if t.swap_ab else "direct"
+                kind = "gather" if t.moe_gather else "swapAB" if t.swap_ab else "fp8" if t.fp8 else "direct"
                 assert t.name == f"{kind} bn{t.block_n} bk{t.block_k} st{t.stages} sk1"
                 assert not t.moe_gather or layout == "moe_dense"
+                assert not t.fp8 or (fmt == fp4moe.MXFP4 and layout in ("dense", "contiguous", "masked"))
     with pytest.raises(fp4moe.InvalidArgumentError, match="gemm_tactics: argument 'layout'"):
         fp4moe.gemm_tactics(fp4moe.NVFP4, "sparse")
     with pytest.raises(fp4moe.InvalidArgumentError, match="gemm_tactics: argument 'format'"):

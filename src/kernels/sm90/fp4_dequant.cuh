@@ -15,6 +15,11 @@
 // the storage order). raw_pair_at(q, p), p = 0..3, is the BF16x2 register
 // {element p (low half), element p + 4 (high half)}: two nibbles 16 bits
 // apart, which one multiply can place at once.
+//
+// The FP8 route's K order inside a 32-K block (fp8_logical_k) differs: real
+// k 8j + 2t + h goes to logical 16h + 4j + t, so word j of a chunk is the
+// E4M3 words e4m3_even (logical 4j..4j+3) and e4m3_odd (16+4j..16+4j+3):
+// exactly the bytes of quad lane j's k32 A fragments (ptx/wgmma.cuh).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -161,9 +166,41 @@ __device__ __forceinline__ void scaled_pairs(std::uint32_t q, const PairScale& s
   out[3] = apply_scale<kNvfp4>(raw_pair<3>(q), s);
 }
 
+// ------------------------------------------------------------------------
+// The FP8 route (MXFP4 only): E2M1 → E4M3 without the scale. An E2M1 code
+// s|e1 e0|m placed as E4M3 bits (s << 7) | (e1 e0 m << 2) is the E4M3 number
+// E2M1 · 2^-6 for every code (e ≥ 1: exponent field e, value
+// 2^(e-7)·(1 + m/2); e = 0: the subnormal m·2^-7 = 0.5·m·2^-6), so a product
+// of two such operands carries 2^-12, which the block-scale factors undo
+// (fp8_scale_table_entry). One FP4 word (8 codes, element i in nibble i)
+// gives two E4M3 words: its even elements 0, 2, 4, 6 (nibbles at the low
+// half of each byte: sign 4 bits up, magnitude 2) and its odd elements 1, 3,
+// 5, 7 (nibbles at the high half: sign in place, magnitude 2 bits down).
+
+/// E4M3 bytes of elements 0, 2, 4, 6 of word q (byte t: element 2t).
+__device__ __forceinline__ std::uint32_t e4m3_even(std::uint32_t q) {
+  return ((q << 2) & 0x1c1c1c1cu) | ((q << 4) & 0x80808080u);
+}
+/// E4M3 bytes of elements 1, 3, 5, 7 of word q (byte t: element 2t + 1).
+__device__ __forceinline__ std::uint32_t e4m3_odd(std::uint32_t q) {
+  return (q & 0x80808080u) | ((q >> 2) & 0x1c1c1c1cu);
+}
+
+/// The FP8 route's scale table entry for a UE8M0 code: FP32 bits of
+/// 2^(e + 6) (e = code - 127; the 2^6 undoes one operand's E4M3 offset), so
+/// the product of an X and a Y entry is the block's whole factor. Exact for
+/// codes up to 248 (e ≤ 121); past that +inf, 0xFF (NaN) stays NaN.
+__device__ __forceinline__ std::uint32_t fp8_scale_table_entry(std::uint8_t ue8m0) {
+  if (ue8m0 == 0xff) return 0x7fc00000u;
+  const std::uint32_t biased = std::uint32_t(ue8m0) + 6u;  // FP32 exponent field of 2^(code - 121)
+  return biased >= 255u ? 0x7f800000u : biased << 23;
+}
+
 /// Logical position (0..31) of real k r (0..31) inside a chunk.
 __host__ __device__ constexpr int logical_k(int r) {
   return 16 * ((r % 4) / 2) + 8 * (r % 2) + 2 * (r / 8) + (r % 8) / 4;
 }
+/// The same for the FP8 route.
+__host__ __device__ constexpr int fp8_logical_k(int r) { return 16 * (r % 2) + 4 * (r / 8) + (r % 8) / 2; }
 
 }  // namespace fp4moe::kernels

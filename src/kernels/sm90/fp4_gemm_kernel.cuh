@@ -52,9 +52,16 @@ namespace fp4moe::kernels {
 
 constexpr int align_up(int x, int a) { return (x + a - 1) / a * a; }
 
-template <bool kNvfp4_, Layout kLayout_, bool kSwap_, int BN_, int BK_, int kStages_, int kCtasPerSm_ = 1>
+template <bool kNvfp4_, Layout kLayout_, bool kSwap_, int BN_, int BK_, int kStages_, int kCtasPerSm_ = 1,
+          bool kFp8_ = false>
 struct GemmConfig {
   static constexpr bool kNvfp4 = kNvfp4_;
+  // The MMA route: BF16 wgmma on operands dequantised with their scales, or
+  // (MXFP4, without swap-AB) the FP8 route: E4M3 operands without scales,
+  // one m64nBNk32 wgmma per 32-K block into a block accumulator, which the
+  // CUDA cores add into the tile's accumulators times the block's two
+  // scales (exact: a block's E2M1 products sum exactly in the MMA).
+  static constexpr bool kFp8 = kFp8_;
   static constexpr Layout kLayout = kLayout_;
   static constexpr bool kSwap = kSwap_;
   static constexpr bool kGather = kLayout == Layout::kMoeGather;
@@ -112,7 +119,10 @@ struct GemmConfig {
   // from 1, one pair per user; then one over all consumers (split-K, the
   // gather epilogue).
   static constexpr std::uint32_t kConsumerBarrier = 1 + 2 * kYUsers;
-  static constexpr int kYConvBytes = align_up(BN * 128, 1024);
+  // FP8 route: E4M3 rows of 64 K (64 bytes, 64B swizzle), then the rows'
+  // scale factors (FP32, block 0 then block 1 of the sub-step).
+  static constexpr int kYConvScales = BN * 64;
+  static constexpr int kYConvBytes = kFp8 ? align_up(kYConvScales + 2 * 4 * BN, 1024) : align_up(BN * 128, 1024);
   // X from registers: with swap-AB (X = the weights, the bulk of the bytes)
   // each consumer thread converts its own wgmma A fragments straight from the
   // FP4 stage (WgmmaRS), with no BF16 copy in shared memory and no barrier
@@ -161,6 +171,10 @@ struct GemmConfig {
   static_assert(!kFc1 || (!kSwap && BN == 256), "FC1 pairs 128 gate and 128 up rows in one weight tile");
   static_assert(!kGather || (kSwap && BN <= 32 && BN % 8 == 0), "gather: weights from registers, a few tokens per pass");
   static_assert(kConsumerBarrier < 16, "16 named barriers");
+  static_assert(!kFp8 || (!kNvfp4 && !kSwap && (kLayout == Layout::kDense || kLayout == Layout::kContiguous ||
+                                                 kLayout == Layout::kMasked) && BN <= 128 && 2 * BN <= kConsumerThreads),
+                "FP8 route: MXFP4 (one scale per 32-K block), X from registers, a second accumulator set (BN <= 128),\n"
+                "one whole Y chunk per thread");
   static_assert(BK == 128 || BK == 256, "BK is 128 or 256: an even number of 64-K sub-steps per stage keeps the\n"
                 "double-buffered A fragments and BF16 tiles at compile-time indices");
   static_assert(BK % (4 * kBlock) == 0, "a stage covers whole 128x4 scale chunks");
@@ -233,7 +247,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     }
   }
   for (int code = threadIdx.x; code < 256; code += Cfg::kThreads)
-    reinterpret_cast<std::uint32_t*>(smem + Cfg::kOffScaleTable)[code] = scale_table_entry<kNv>(std::uint8_t(code));
+    reinterpret_cast<std::uint32_t*>(smem + Cfg::kOffScaleTable)[code] =
+        Cfg::kFp8 ? fp8_scale_table_entry(std::uint8_t(code)) : scale_table_entry<kNv>(std::uint8_t(code));
   if constexpr (Cfg::kGather) {  // the tile accumulator starts at zero; each epilogue re-zeroes what it stores
     float* acc_smem = reinterpret_cast<float*>(smem + Cfg::kOffGatherAcc);
     for (int i = threadIdx.x; i < p.m * Cfg::kGatherAccStride; i += Cfg::kThreads) acc_smem[i] = 0.0f;
@@ -380,6 +395,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     std::uint32_t bf16;   // its first 16-byte piece from a BF16 buffer's base; piece q: ^ (q << 4)
     std::int32_t k0;      // its chunk's first k in a stage at sub-step 0: 0 or 32
     std::int32_t part;    // which 1 / split of the chunk
+    std::int32_t row;     // its row in the tile (the FP8 route's E4M3 rows and scale factors)
   };
   // fp4_off / scale_off: the tile's FP4 rows / scale chunks in a stage.
   auto place_item = [&](std::uint32_t fp4_off, std::uint32_t scale_off, int scale_row0, int rows, int row0, int split,
@@ -406,6 +422,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     pl.bf16 = n * 128 + ((4 * cc) ^ (n % 8)) * 16;  // the 128B swizzle of the BF16 row
     pl.k0 = 32 * cc;
     pl.part = item % split;
+    pl.row = n;
     return pl;
   };
   struct Item {
@@ -481,6 +498,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   constexpr int kAlphaRegs = Cfg::kSwap ? BN / 4 : 2;
   // Gather: a pass's product, added into the shared accumulator at its end.
   float expert_acc[Cfg::kMoe || Cfg::kGather ? BN / 2 : 1];
+  // FP8 route: one 32-K block's product, before its scales (unused, so
+  // allocated no registers, on the BF16 route).
+  float block_acc[BN / 2];
   float alpha[Cfg::kMoe ? kAlphaRegs : 1];
   bool fold_pending = false, part_fresh = true;
   auto fold = [&] {
@@ -496,11 +516,96 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     part_fresh = true;
   };
 
+  // The FP8 route's sub-steps of the stage at x_base (K block kb): per 64-K
+  // sub-step, X to E4M3 A fragments and Y to an E4M3 buffer with its rows'
+  // scale factors, then per 32-K block one MMA into block_acc, waited on,
+  // and acc += block_acc · (X factor · Y factor) on the CUDA cores (the
+  // other warpgroup's MMA runs meanwhile). Each warpgroup waits its MMAs
+  // within the sub-step, so by a sub-step's ready barrier every warpgroup
+  // is done with the previous one: the two buffers need no free barrier.
+  auto consume_stage_fp8 = [&](int s, int kb, std::int32_t xs_row0) {
+    const std::uint32_t x_base = smem_base + s * Cfg::kStageBytes;
+    const int k_stage = kb * BK;
+#pragma unroll
+    for (int sub = 0; sub < BK / 64; ++sub) {
+      const std::uint32_t ybuf = ybuf0 + (sub % 2) * Cfg::kYConvBytes;
+      std::uint32_t xw[2][2], xcodes[2];
+#pragma unroll
+      for (int cc = 0; cc < 2; ++cc) {
+        const std::uint32_t a = (x_base + xw_off) ^ ((2 * sub + cc) << 4);
+        xw[cc][0] = ptx::lds32(a);
+        xw[cc][1] = ptx::lds32(a + kXRowStep);
+      }
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {  // the codes of columns 4(sub / 2) + {0..3}
+        const int sr = xs_row0 + x_r0 + 8 * h;
+        xcodes[h] = ptx::lds32(x_base + Cfg::kOffXScale + (sr / 128) * 512 * Cfg::kChunksPerStage + (sub / 2) * 512 +
+                               scale_in_chunk(sr % 128, 0));
+      }
+      const Item yi = load_item(ypl[0], x_base, sub, k_stage, 1);
+      float xf[2][2];  // X factors (zero past K) of blocks 2sub + cc, rows x_r0 (+8)
+#pragma unroll
+      for (int cc = 0; cc < 2; ++cc) {
+        const bool in_k = k_stage + 32 * (2 * sub + cc) < p.k;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const std::uint32_t code = (xcodes[h] >> (8 * ((2 * sub + cc) % 4))) & 0xffu;
+          xf[cc][h] = in_k ? __uint_as_float(ptx::lds32(table_base + 4 * code)) : 0.0f;
+        }
+      }
+      {  // Y: this thread's chunk as E4M3 (even words, then odd, fp8_logical_k) and its factor
+        const int n = ypl[0].row, cc = ypl[0].k0 / 32, sw = (n / 2) % 4;
+        const std::uint32_t row = ybuf + n * 64;
+        const uint4& w = yi.raw;
+        ptx::sts128(row + (((2 * cc) ^ sw) << 4), make_uint4(e4m3_even(w.x), e4m3_even(w.y), e4m3_even(w.z), e4m3_even(w.w)));
+        ptx::sts128(row + (((2 * cc + 1) ^ sw) << 4), make_uint4(e4m3_odd(w.x), e4m3_odd(w.y), e4m3_odd(w.z), e4m3_odd(w.w)));
+        ptx::sts32(ybuf + Cfg::kYConvScales + 4 * (cc * BN + n), yi.f0);
+      }
+      std::uint32_t a8[2][4];
+#pragma unroll
+      for (int cc = 0; cc < 2; ++cc) {
+        a8[cc][0] = e4m3_even(xw[cc][0]);
+        a8[cc][1] = e4m3_even(xw[cc][1]);
+        a8[cc][2] = e4m3_odd(xw[cc][0]);
+        a8[cc][3] = e4m3_odd(xw[cc][1]);
+      }
+      ptx::fence_proxy_async_smem();
+      ptx::named_barrier(bar_ready, kYThreads);
+      if (sub == BK / 64 - 1) ptx::mbar_arrive(&empty[s]);
+      const std::uint64_t ydesc8 = ptx::smem_desc_k_major_sw64(ybuf);
+#pragma unroll
+      for (int cc = 0; cc < 2; ++cc) {
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) ptx::fence_register(block_acc[i]);
+        ptx::wgmma_fence();
+        ptx::WgmmaRS<ptx::E4M3, BN>::mma(block_acc, a8[cc], ydesc8 + 2 * cc, false);
+        ptx::wgmma_commit();
+        ptx::wgmma_wait<0>();
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) ptx::fence_register(block_acc[i]);
+#pragma unroll
+        for (int c = 0; c < BN / 8; ++c) {  // columns 8c + 2j + {0, 1}
+          const uint2 yf = ptx::lds64(ybuf + Cfg::kYConvScales + 4 * (cc * BN + 8 * c + 2 * j));
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            acc[4 * c + 2 * h] = fmaf(block_acc[4 * c + 2 * h], xf[cc][h] * __uint_as_float(yf.x), acc[4 * c + 2 * h]);
+            acc[4 * c + 2 * h + 1] =
+                fmaf(block_acc[4 * c + 2 * h + 1], xf[cc][h] * __uint_as_float(yf.y), acc[4 * c + 2 * h + 1]);
+          }
+        }
+      }
+    }
+  };
+
   // Consumes the stage holding K block kb: dequantise, then MMA, per 64-K
   // sub-step. `header` (MoE-dense only) carries the expert's alpha on its
   // last stage.
   auto consume_stage = [&](int s, int kb, const std::uint8_t* header, bool ends_expert, std::int32_t xs_row0,
                            std::int32_t ys_row0) {
+    if constexpr (Cfg::kFp8) {
+      consume_stage_fp8(s, kb, xs_row0);
+      return;
+    }
     const std::uint32_t x_base = smem_base + s * Cfg::kStageBytes;
     const int k_stage = kb * BK;
 #pragma unroll

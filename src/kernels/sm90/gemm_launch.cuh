@@ -38,6 +38,7 @@ KernelEntry entry() {
   t.stages = Cfg::kStages;
   t.split_k = 1;
   t.moe_gather = Cfg::kGather;
+  t.fp8 = Cfg::kFp8;
   // The gather layout is a tactic of moe_dense_fc2, listed with its MoE-dense tiles.
   const Layout op_layout = Cfg::kGather ? Layout::kMoeDense : Cfg::kLayout;
   return KernelEntry{Cfg::kNvfp4 ? Fp4Format::kNVFP4 : Fp4Format::kMXFP4, op_layout, t, Cfg::BM, Cfg::kCtasPerSm,

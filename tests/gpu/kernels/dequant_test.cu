@@ -1,9 +1,12 @@
 // The device FP4 → BF16 conversion (kernels/sm90/fp4_dequant.cuh) for every
-// E2M1 code × every block scale code, against the host decoders; and the
-// logical K order of the shared-memory operand.
+// E2M1 code × every block scale code, against the host decoders; the FP8
+// route's E2M1 → E4M3 conversion and scale factors; and the logical K orders
+// of both routes.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <vector>
 
 #include "fp4moe/codec.hpp"
 #include "kernels/sm90/fp4_dequant.cuh"
@@ -151,6 +154,72 @@ TEST(DequantLayout, LogicalKIsABijectionWithTheDocumentedOrder) {
         EXPECT_EQ(logical_k(8 * j + 2 * s + h), 16 * s + 8 * h + 2 * j);
         EXPECT_EQ(logical_k(8 * j + 2 * s + h + 4), 16 * s + 8 * h + 2 * j + 1);
       }
+}
+
+/// out[2i], out[2i + 1] = e4m3_even / e4m3_odd of word in[i]; factors[c] =
+/// the FP8 scale table entry of code c.
+__global__ void e4m3_kernel(const std::uint32_t* in, std::uint32_t* out, std::uint32_t* factors, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < 256) factors[i] = fp8_scale_table_entry(static_cast<std::uint8_t>(i));
+  if (i >= n) return;
+  out[2 * i] = e4m3_even(in[i]);
+  out[2 * i + 1] = e4m3_odd(in[i]);
+}
+
+TEST(DequantDevice, Fp8RouteEveryCodeInEveryPositionIsExactE4M3) {
+  FP4MOE_REQUIRE_GPU();
+  // Every code in every nibble, beside random neighbours (the masks must
+  // keep them out), and random words.
+  test::Rng rng;
+  std::vector<std::uint32_t> in;
+  for (unsigned code = 0; code < 16; ++code)
+    for (int e = 0; e < 8; ++e)
+      for (int rep = 0; rep < 8; ++rep) {
+        const std::uint32_t noise = static_cast<std::uint32_t>(rng.integer(0, 0xffffffffll));
+        in.push_back((noise & ~(0xfu << (4 * e))) | (code << (4 * e)));
+      }
+  const int n = static_cast<int>(in.size());
+  test::DeviceBuffer<std::uint32_t> din(n), dout(2 * n), dfac(256);
+  din.upload(in);
+  e4m3_kernel<<<(n + 255) / 256, 256>>>(din.get(), dout.get(), dfac.get(), n);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::vector<std::uint32_t> got = dout.download();
+  for (int i = 0; i < n; ++i)
+    for (int e = 0; e < 8; ++e) {
+      const unsigned code = (in[i] >> (4 * e)) & 0xf;
+      const std::uint8_t byte = static_cast<std::uint8_t>(got[2 * i + e % 2] >> (8 * (e / 2)));
+      ASSERT_EQ(double(decode_e4m3(byte)), double(decode_e2m1(code)) * std::ldexp(1.0, -6))
+          << "word " << std::hex << in[i] << std::dec << " element " << e;
+    }
+  // Factors: 2^(code - 121), exact up to code 248; +inf past it; NaN for 0xFF.
+  const std::vector<std::uint32_t> fac = dfac.download();
+  for (unsigned c = 0; c < 256; ++c) {
+    float f;
+    std::memcpy(&f, &fac[c], 4);
+    if (c == 255) {
+      EXPECT_TRUE(std::isnan(f));
+    } else if (c > 248) {
+      EXPECT_TRUE(std::isinf(f) && f > 0) << c;
+    } else {
+      ASSERT_EQ(double(f), double(decode_ue8m0(static_cast<std::uint8_t>(c))) * 64.0) << c;
+    }
+  }
+}
+
+TEST(DequantLayout, Fp8LogicalKPutsWordJInQuadLaneJsFragments) {
+  bool seen[32] = {};
+  for (int r = 0; r < 32; ++r) {
+    const int l = fp8_logical_k(r);
+    ASSERT_GE(l, 0);
+    ASSERT_LT(l, 32);
+    EXPECT_FALSE(seen[l]);
+    seen[l] = true;
+  }
+  // Real k 8j + 2t + h → logical 16h + 4j + t: byte t of e4m3_even (h = 0) or
+  // e4m3_odd (h = 1) of word j.
+  for (int j = 0; j < 4; ++j)
+    for (int t = 0; t < 4; ++t)
+      for (int h = 0; h < 2; ++h) EXPECT_EQ(fp8_logical_k(8 * j + 2 * t + h), 16 * h + 4 * j + t);
 }
 
 }  // namespace

@@ -4,10 +4,12 @@
 // (WgmmaRS) or from shared memory (WgmmaSS), and writes D through the
 // documented accumulator layout. Small integers make every product exact, so
 // D must equal the host product bit for bit; a wrong fragment index moves a
-// value and breaks it.
+// value and breaks it. The same for the E4M3 k32 form with A from registers
+// and B 64B-swizzled (the FP8 route's operands).
 #include <gtest/gtest.h>
 
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 
 #include <cstdint>
 #include <vector>
@@ -99,6 +101,79 @@ TEST(WgmmaFragments, RegisterAMatchesTheDocumentedLayoutN64) {
 TEST(WgmmaFragments, SharedAMatchesTheDocumentedLayoutN128) {
   FP4MOE_REQUIRE_GPU();
   check_fragments<128, false>();
+}
+
+// ---------------------------------------------------------------- E4M3 k32
+
+constexpr int kK8 = 32;
+
+__device__ std::uint32_t e4m3_bits(float f) { return __nv_fp8_e4m3(f).__x; }
+
+/// Byte offset of element (row, k) of a K-major 8-bit tile with 64-byte rows
+/// and the 64B swizzle (16-byte chunk c of row r at chunk c ^ ((r / 2) % 4)).
+__device__ std::uint32_t sw64_offset(int row, int k) {
+  return row * 64 + (((k / 16) ^ ((row / 2) % 4)) * 16) + k % 16;
+}
+
+template <int N>
+__global__ void fragment_e4m3_kernel(const float* a, const float* b, float* d) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  __shared__ __align__(1024) std::uint8_t tile_b[N * 64];
+  const int t = threadIdx.x, w = t / 32, g = (t % 32) / 4, j = t % 4;
+  for (int i = t; i < N * 64; i += 128) tile_b[i] = 0;
+  __syncthreads();
+  for (int i = t; i < N * kK8; i += 128) {
+    const int n = i / kK8, k = i % kK8;
+    tile_b[sw64_offset(n, k)] = static_cast<std::uint8_t>(e4m3_bits(b[n * kK8 + k]));
+  }
+  fence_proxy_async_smem();
+  __syncthreads();
+  // a[0..3] as documented: rows 16w+g (+8), k quads 4j (+16).
+  auto quad = [&](int row, int k) {
+    std::uint32_t v = 0;
+    for (int e = 0; e < 4; ++e) v |= e4m3_bits(a[row * kK8 + k + e]) << (8 * e);
+    return v;
+  };
+  const std::uint32_t frag[4] = {quad(16 * w + g, 4 * j), quad(16 * w + g + 8, 4 * j), quad(16 * w + g, 4 * j + 16),
+                                 quad(16 * w + g + 8, 4 * j + 16)};
+  float acc[N / 2];
+  for (int i = 0; i < N / 2; ++i) acc[i] = -1.0f;  // overwritten: accumulate = false
+  wgmma_fence();
+  WgmmaRS<E4M3, N>::mma(acc, frag, smem_desc_k_major_sw64(smem_addr(tile_b)), false);
+  wgmma_commit();
+  wgmma_wait<0>();
+  for (int i = 0; i < N / 8; ++i)
+    for (int h = 0; h < 2; ++h)
+      for (int e = 0; e < 2; ++e) d[(16 * w + g + 8 * h) * N + 8 * i + 2 * j + e] = acc[4 * i + 2 * h + e];
+#endif
+}
+
+template <int N>
+void check_e4m3_fragments() {
+  std::vector<float> a(kM * kK8), b(N * kK8), want(kM * N, 0.0f);
+  for (int i = 0; i < kM * kK8; ++i) a[i] = float((i * 7 + 3) % 11) - 5.0f;
+  for (int i = 0; i < N * kK8; ++i) b[i] = float((i * 5 + 1) % 9) - 4.0f;
+  for (int m = 0; m < kM; ++m)
+    for (int n = 0; n < N; ++n)
+      for (int k = 0; k < kK8; ++k) want[m * N + n] += a[m * kK8 + k] * b[n * kK8 + k];
+  test::DeviceBuffer<float> da(a.size()), db(b.size()), dd(want.size());
+  da.upload(a);
+  db.upload(b);
+  dd.fill_bytes(0xff);
+  fragment_e4m3_kernel<N><<<1, 128>>>(da.get(), db.get(), dd.get());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::vector<float> got = dd.download();
+  for (int m = 0; m < kM; ++m)
+    for (int n = 0; n < N; ++n) ASSERT_EQ(got[m * N + n], want[m * N + n]) << "D[" << m << "][" << n << "], N = " << N;
+}
+
+TEST(WgmmaFragments, E4M3RegisterAMatchesTheDocumentedLayoutN16) {
+  FP4MOE_REQUIRE_GPU();
+  check_e4m3_fragments<16>();
+}
+TEST(WgmmaFragments, E4M3RegisterAMatchesTheDocumentedLayoutN128) {
+  FP4MOE_REQUIRE_GPU();
+  check_e4m3_fragments<128>();
 }
 
 }  // namespace

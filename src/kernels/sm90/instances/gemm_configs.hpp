@@ -5,6 +5,11 @@
 // where the tile fits twice in shared memory (16 and 32 tokens: 80 registers
 // without spills in the loop; 64 tokens keep 32 accumulators and take one).
 //
+// MXFP4's FP8 route (dense, contiguous, masked): 128 tokens x 128 weights
+// (the block accumulators are a second set of BN / 2 registers a thread),
+// 128-K stages.
+#define FP4MOE_GEMM_FP8_TACTICS(X, FMT, LAYOUT) X(FMT, LAYOUT, false, 128, 128, 8, 1)
+
 // MoE-dense: 128-K stages, so every expert width W (a multiple of 128) is
 // whole stages and an expert can be skipped stage by stage; the tile keeps a
 // second accumulator per expert, so the widest tile is 128 x 128.
@@ -56,3 +61,13 @@
   std::vector<KernelEntry> NAME() { return {TACTICS(FP4MOE_GEMM_ENTRY, FMT, LAYOUT)}; } \
   }
 #define FP4MOE_GEMM_INSTANCES(NAME, FMT, LAYOUT) FP4MOE_GEMM_INSTANCES_OF(FP4MOE_GEMM_TACTICS, NAME, FMT, LAYOUT)
+/// MXFP4's dense-engine layouts: both routes.
+#define FP4MOE_GEMM_FP8_ENTRY(FMT, LAYOUT, SWAP, BN, BK, STAGES, CTAS) \
+  entry<GemmConfig<FMT, Layout::LAYOUT, SWAP, BN, BK, STAGES, CTAS, true>>(),
+#define FP4MOE_MXFP4_GEMM_INSTANCES(NAME, LAYOUT)                                               \
+  namespace fp4moe::kernels {                                                                 \
+  std::vector<KernelEntry> NAME() {                                                           \
+    return {FP4MOE_GEMM_TACTICS(FP4MOE_GEMM_ENTRY, false, LAYOUT)                             \
+                FP4MOE_GEMM_FP8_TACTICS(FP4MOE_GEMM_FP8_ENTRY, false, LAYOUT)};               \
+  }                                                                                           \
+  }

@@ -37,6 +37,9 @@ __device__ __forceinline__ std::uint32_t lds8(std::uint32_t addr) {
   asm volatile("ld.shared.u8 %0, [%1];\n" : "=r"(v) : "r"(addr));
   return v;
 }
+__device__ __forceinline__ void sts32(std::uint32_t addr, std::uint32_t v) {
+  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
 __device__ __forceinline__ void sts64(std::uint32_t addr, uint2 v) {
   asm volatile("st.shared.v2.u32 [%0], {%1, %2};\n" ::"r"(addr), "r"(v.x), "r"(v.y) : "memory");
 }

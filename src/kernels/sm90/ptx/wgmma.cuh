@@ -10,7 +10,12 @@
 //   accumulators:
 //     d[4i + {0,1,2,3}] = D[16w+g][8i+2j], D[16w+g][8i+2j+1],
 //                         D[16w+g+8][8i+2j], D[16w+g+8][8i+2j+1]
-// tests/gpu/kernels/wgmma_fragment_test.cu checks both; the GEMM relies on
+// m64nNk32 with 8-bit inputs (WgmmaRS<E4M3, N>) has the same shape with four
+// bytes where k16 has a pair, low byte first:
+//     a[0] = A[16w+g  ][4j .. 4j+3]       a[1] = A[16w+g+8][4j .. 4j+3]
+//     a[2] = A[16w+g  ][16+4j .. 16+4j+3] a[3] = A[16w+g+8][16+4j .. 16+4j+3]
+// and the same accumulators.
+// tests/gpu/kernels/wgmma_fragment_test.cu checks them; the GEMM relies on
 // them (its one-hot structure test checks them end to end too).
 #pragma once
 
@@ -52,6 +57,19 @@ __device__ __forceinline__ std::uint32_t smem_desc_k_major_sw128_lo(std::uint32_
 }
 __device__ __forceinline__ std::uint64_t smem_desc_sw128_from_lo(std::uint32_t lo) {
   return (smem_desc_k_major_sw128(0) & 0xffffffff00000000ull) | lo;
+}
+
+/// Descriptor of a K-major tile stored with the 64B swizzle: rows of 64 bytes
+/// (64 8-bit elements of K), 8-row atoms of 512 bytes (16-byte chunk c of row
+/// r at chunk c ^ ((r / 2) % 4)), atom after atom along N. `smem` as above
+/// (a k32 step of 8-bit elements adds 32 bytes); the tile starts 512-aligned.
+__device__ __forceinline__ std::uint64_t smem_desc_k_major_sw64(std::uint32_t smem) {
+  std::uint64_t d = 0;
+  d |= (smem & 0x3ffffu) >> 4;              // start address, 16-byte units
+  d |= std::uint64_t(1) << 16;              // leading byte offset: unused for swizzled K-major
+  d |= std::uint64_t(512 >> 4) << 32;       // stride byte offset: one 8-row atom
+  d |= std::uint64_t(2) << 62;              // swizzle mode: 64B
+  return d;
 }
 
 }  // namespace fp4moe::ptx
