@@ -3,6 +3,15 @@
 // does) meet on a named barrier several times in a row, with the predicate
 // set in no thread, in one chosen thread or in all; every participant must
 // get the OR, and each round's answer must not leak into the next.
+//
+// SharedAccumulatorHandOver: the gather layout's synchronisation alone
+// (fp4_gemm_kernel.cuh, gather_accumulator.cuh), without TMA or wgmma: the
+// two consumer warpgroups add passes in turn into a shared accumulator
+// (handed over on mbarriers), all 256 meet on named barrier 5, read and zero
+// the accumulator, and (optionally) run the split-K arrival's bar.sync /
+// bar.red.or / bar.sync. Its values are checked here; under
+// compute-sanitizer racecheck it tells whether reports on the GEMM's gather
+// tiles come from the code or from how the tool follows these barriers.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -42,6 +51,73 @@ TEST(NamedBarrierOr, EveryParticipantGetsTheOrOfItsRound) {
   for (int r = 0; r < kRounds; ++r)
     for (int i = 0; i < kParticipants; ++i)
       ASSERT_EQ(got[r * kParticipants + i], setter[r] >= 0 ? 1 : 0) << "round " << r << ", participant " << i;
+}
+
+constexpr int kItems = 4, kPasses = 5, kCells = 64 * 8;
+
+/// Item it, pass q adds (q + 1) * (it + 1) to every cell of its 8 columns;
+/// out[it * kCells + c]: the cell after the item's passes.
+template <bool kBarrierOr>
+__global__ void hand_over_kernel(float* out, int* arrivals) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  __shared__ float acc[kCells];
+  __shared__ __align__(8) std::uint64_t order[2];
+  if (threadIdx.x < 2) mbar_init(&order[threadIdx.x], 128);
+  for (int i = threadIdx.x; i < kCells; i += blockDim.x) acc[i] = 0.0f;
+  __syncthreads();
+  if (threadIdx.x < 128) return;  // the producer warpgroup leaves
+  const int ctid = threadIdx.x - 128, wg = ctid / 128, t = ctid % 128;
+  std::uint32_t waits = 0;
+  if (wg == 1) mbar_arrive(&order[0]);
+  for (int it = 0, pass = 0; it < kItems; ++it) {
+    for (int q = 0; q < kPasses; ++q, ++pass) {
+      if (pass % 2 != wg) continue;
+      mbar_wait(&order[wg], waits++ & 1);
+      for (int c = t; c < kCells; c += 128) acc[c] += float((q + 1) * (it + 1));  // gather_add_pass
+      mbar_arrive(&order[(wg + 1) % 2]);
+    }
+    named_barrier(5, 256);  // every pass added
+    for (int c = ctid; c < kCells; c += 256) {  // gather_store_tile
+      out[it * kCells + c] = acc[c];
+      acc[c] = 0.0f;
+    }
+    if constexpr (kBarrierOr) {  // split_k_arrived_last
+      __threadfence();
+      named_barrier(5, 256);
+      bool last = false;
+      if (ctid == 0) last = atomicAdd(arrivals, 1) % 2 == 1;
+      if (!named_barrier_or(5, 256, last)) {
+        named_barrier(5, 256);
+        continue;
+      }
+      __threadfence();
+    }
+    named_barrier(5, 256);  // zeroed before the next item's first addition
+  }
+#endif
+}
+
+template <bool kBarrierOr>
+void check_hand_over() {
+  test::DeviceBuffer<float> dout(kItems * kCells);
+  test::DeviceBuffer<int> darr(1);
+  dout.fill_bytes(0xff);
+  darr.fill_bytes(0);
+  hand_over_kernel<kBarrierOr><<<1, 384>>>(dout.get(), darr.get());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::vector<float> got = dout.download();
+  for (int it = 0; it < kItems; ++it)
+    for (int c = 0; c < kCells; ++c)
+      ASSERT_EQ(got[it * kCells + c], float(kPasses * (kPasses + 1) / 2 * (it + 1))) << "item " << it << ", cell " << c;
+}
+
+TEST(SharedAccumulatorHandOver, NamedBarrierOnly) {
+  FP4MOE_REQUIRE_GPU();
+  check_hand_over<false>();
+}
+TEST(SharedAccumulatorHandOver, WithTheSplitKArrival) {
+  FP4MOE_REQUIRE_GPU();
+  check_hand_over<true>();
 }
 
 }  // namespace
