@@ -9,7 +9,9 @@
 // two consumer warpgroups add passes in turn into a shared accumulator
 // (handed over on mbarriers), all 256 meet on named barrier 5, read and zero
 // the accumulator, and (optionally) run the split-K arrival's bar.sync /
-// bar.red.or / bar.sync. Its values are checked here; under
+// bar.red.or / bar.sync; GemmLike adds what else the GEMM has: the
+// accumulator in dynamic shared memory past 100 KB, setmaxnreg, and two CTAs
+// per SM (264 of them). Its values are checked here; under
 // compute-sanitizer racecheck it tells whether reports on the GEMM's gather
 // tiles come from the code or from how the tool follows these barriers.
 #include <gtest/gtest.h>
@@ -57,15 +59,25 @@ constexpr int kItems = 4, kPasses = 5, kCells = 64 * 8;
 
 /// Item it, pass q adds (q + 1) * (it + 1) to every cell of its 8 columns;
 /// out[it * kCells + c]: the cell after the item's passes.
-template <bool kBarrierOr>
-__global__ void hand_over_kernel(float* out, int* arrivals) {
+constexpr int kGemmLikeAccOffset = 100 * 1024;
+
+template <bool kBarrierOr, bool kGemmLike>
+__global__ void __launch_bounds__(384, kGemmLike ? 2 : 1) hand_over_kernel(float* out, int* arrivals) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  __shared__ float acc[kCells];
+  extern __shared__ __align__(16) std::uint8_t dyn[];
+  __shared__ float static_acc[kCells];
   __shared__ __align__(8) std::uint64_t order[2];
+  float* acc = kGemmLike ? reinterpret_cast<float*>(dyn + kGemmLikeAccOffset) : static_acc;
+  out += std::int64_t(blockIdx.x) * kItems * kCells;
+  arrivals += blockIdx.x;
   if (threadIdx.x < 2) mbar_init(&order[threadIdx.x], 128);
   for (int i = threadIdx.x; i < kCells; i += blockDim.x) acc[i] = 0.0f;
   __syncthreads();
-  if (threadIdx.x < 128) return;  // the producer warpgroup leaves
+  if (threadIdx.x < 128) {  // the producer warpgroup leaves
+    if constexpr (kGemmLike) setmaxnreg_dec<40>();
+    return;
+  }
+  if constexpr (kGemmLike) setmaxnreg_inc<96>();
   const int ctid = threadIdx.x - 128, wg = ctid / 128, t = ctid % 128;
   std::uint32_t waits = 0;
   if (wg == 1) mbar_arrive(&order[0]);
@@ -97,18 +109,24 @@ __global__ void hand_over_kernel(float* out, int* arrivals) {
 #endif
 }
 
-template <bool kBarrierOr>
+template <bool kBarrierOr, bool kGemmLike = false>
 void check_hand_over() {
-  test::DeviceBuffer<float> dout(kItems * kCells);
-  test::DeviceBuffer<int> darr(1);
+  const int blocks = kGemmLike ? 264 : 1;
+  const int smem = kGemmLike ? kGemmLikeAccOffset + 4 * kCells : 0;
+  const auto kernel = hand_over_kernel<kBarrierOr, kGemmLike>;
+  if (kGemmLike) ASSERT_EQ(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), cudaSuccess);
+  test::DeviceBuffer<float> dout(std::size_t(blocks) * kItems * kCells);
+  test::DeviceBuffer<int> darr(blocks);
   dout.fill_bytes(0xff);
   darr.fill_bytes(0);
-  hand_over_kernel<kBarrierOr><<<1, 384>>>(dout.get(), darr.get());
+  kernel<<<blocks, 384, smem>>>(dout.get(), darr.get());
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const std::vector<float> got = dout.download();
-  for (int it = 0; it < kItems; ++it)
-    for (int c = 0; c < kCells; ++c)
-      ASSERT_EQ(got[it * kCells + c], float(kPasses * (kPasses + 1) / 2 * (it + 1))) << "item " << it << ", cell " << c;
+  for (int b = 0; b < blocks; ++b)
+    for (int it = 0; it < kItems; ++it)
+      for (int c = 0; c < kCells; ++c)
+        ASSERT_EQ(got[(std::size_t(b) * kItems + it) * kCells + c], float(kPasses * (kPasses + 1) / 2 * (it + 1)))
+            << "block " << b << ", item " << it << ", cell " << c;
 }
 
 TEST(SharedAccumulatorHandOver, NamedBarrierOnly) {
@@ -118,6 +136,10 @@ TEST(SharedAccumulatorHandOver, NamedBarrierOnly) {
 TEST(SharedAccumulatorHandOver, WithTheSplitKArrival) {
   FP4MOE_REQUIRE_GPU();
   check_hand_over<true>();
+}
+TEST(SharedAccumulatorHandOver, GemmLike) {
+  FP4MOE_REQUIRE_GPU();
+  check_hand_over<true, true>();
 }
 
 }  // namespace
