@@ -10,8 +10,9 @@
 // (handed over on mbarriers), all 256 meet on named barrier 5, read and zero
 // the accumulator, and (optionally) run the split-K arrival's bar.sync /
 // bar.red.or / bar.sync; GemmLike adds what else the GEMM has: the
-// accumulator in dynamic shared memory past 100 KB, setmaxnreg, and two CTAs
-// per SM (264 of them). Its values are checked here; under
+// accumulator in dynamic shared memory past 100 KB, setmaxnreg, two CTAs
+// per SM (264 of them), and a producer warp that stays alive, handing each
+// pass's "stage" over on a two-slot full / empty mbarrier ring. Its values are checked here; under
 // compute-sanitizer racecheck it tells whether reports on the GEMM's gather
 // tiles come from the code or from how the tool follows these barriers.
 #include <gtest/gtest.h>
@@ -66,15 +67,27 @@ __global__ void __launch_bounds__(384, kGemmLike ? 2 : 1) hand_over_kernel(float
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(16) std::uint8_t dyn[];
   __shared__ float static_acc[kCells];
-  __shared__ __align__(8) std::uint64_t order[2];
+  __shared__ __align__(8) std::uint64_t order[2], full[2], empty[2];
   float* acc = kGemmLike ? reinterpret_cast<float*>(dyn + kGemmLikeAccOffset) : static_acc;
   out += std::int64_t(blockIdx.x) * kItems * kCells;
   arrivals += blockIdx.x;
-  if (threadIdx.x < 2) mbar_init(&order[threadIdx.x], 128);
+  if (threadIdx.x < 2) {
+    mbar_init(&order[threadIdx.x], 128);
+    mbar_init(&full[threadIdx.x], 1);
+    mbar_init(&empty[threadIdx.x], 256);
+  }
   for (int i = threadIdx.x; i < kCells; i += blockDim.x) acc[i] = 0.0f;
   __syncthreads();
-  if (threadIdx.x < 128) {  // the producer warpgroup leaves
-    if constexpr (kGemmLike) setmaxnreg_dec<40>();
+  if (threadIdx.x < 128) {  // the producer warpgroup leaves (GemmLike: its first thread after the ring)
+    if constexpr (kGemmLike) {
+      setmaxnreg_dec<40>();
+      if (threadIdx.x == 0) {
+        for (int it = 0; it < kItems * kPasses; ++it) {
+          mbar_wait(&empty[it % 2], ((it / 2) & 1) ^ 1);
+          mbar_arrive(&full[it % 2]);
+        }
+      }
+    }
     return;
   }
   if constexpr (kGemmLike) setmaxnreg_inc<96>();
@@ -83,10 +96,13 @@ __global__ void __launch_bounds__(384, kGemmLike ? 2 : 1) hand_over_kernel(float
   if (wg == 1) mbar_arrive(&order[0]);
   for (int it = 0, pass = 0; it < kItems; ++it) {
     for (int q = 0; q < kPasses; ++q, ++pass) {
-      if (pass % 2 != wg) continue;
-      mbar_wait(&order[wg], waits++ & 1);
-      for (int c = t; c < kCells; c += 128) acc[c] += float((q + 1) * (it + 1));  // gather_add_pass
-      mbar_arrive(&order[(wg + 1) % 2]);
+      if constexpr (kGemmLike) mbar_wait(&full[pass % 2], (pass / 2) & 1);
+      if (pass % 2 == wg) {
+        mbar_wait(&order[wg], waits++ & 1);
+        for (int c = t; c < kCells; c += 128) acc[c] += float((q + 1) * (it + 1));  // gather_add_pass
+        mbar_arrive(&order[(wg + 1) % 2]);
+      }
+      if constexpr (kGemmLike) mbar_arrive(&empty[pass % 2]);
     }
     named_barrier(5, 256);  // every pass added
     for (int c = ctid; c < kCells; c += 256) {  // gather_store_tile
