@@ -1,9 +1,10 @@
 // Suites `dense`, `decode` and `prefill` (DESIGN.md §6): the FP4 GEMMs with the
 // tactic the entry point picks (the tuning cache's if it has one, else the
 // heuristic's), and cuBLASLt BF16 and FP8 on the same shapes (batched for the
-// grouped layouts) in the same run. MXFP4 rows the BF16 route's direct tile
-// serves are timed on the FP8 route too (an extra row, "fp8-route"), so both
-// routes are measured side by side.
+// grouped layouts) in the same run. Rows the direct tile serves are timed on
+// the tactics the heuristic leaves out too, each as an extra row: MXFP4's FP8
+// route ("fp8-route") and, dense only, the tile in two-CTA clusters
+// ("cluster2").
 #include <string>
 
 #include "bench/fp4_problem.hpp"
@@ -82,12 +83,12 @@ void run_shape(SuiteContext& ctx, const std::string& suite, const GemmRowSpec& s
   added.tactic = last_tactic_text();
   std::vector<std::size_t> ours{ctx.rows.size() - 1};
   const tuning::ProblemShape ps = tuning::problem_shape(s);
-  if (f == Fp4Format::kMXFP4 && !tuning::pick_tactic(ps).swap_ab) {
+  if (!tuning::pick_tactic(ps).swap_ab) {
     for (GemmTactic t : tuning::compiled_tactics(f, layout)) {
-      if (!t.fp8) continue;
+      if (!t.fp8 && t.cluster == 1) continue;
       Row r8 = r;
-      r8.name = name + " fp8-route";
-      r8.tensor_ceiling = CeilingKind::kFp8Tensor;
+      r8.name = name + (t.fp8 ? " fp8-route" : " cluster2");
+      if (t.fp8) r8.tensor_ceiling = CeilingKind::kFp8Tensor;
       GemmOptions forced;
       forced.tactic = &t;
       ctx.add(r8, [&](cudaStream_t stream) { run(stream, forced); }).tactic = t.name();

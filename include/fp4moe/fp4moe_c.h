@@ -32,7 +32,7 @@ extern "C" {
 #endif
 
 /* 2: the tuning functions and descriptors (fp4moe_tune_*); 3: fp4moe_tactic.moe_gather;
- * 4: fp4moe_tactic.fp8. */
+ * 4: fp4moe_tactic.fp8 and .cluster. */
 #define FP4MOE_C_ABI_VERSION 4
 
 typedef enum {
@@ -103,6 +103,7 @@ typedef struct {
   int32_t split_k; /* 1, 2, 4 or 8; 0: stream-K (dense and moe_dense_fc2) */
   int32_t moe_gather; /* 0 or 1: moe_dense_fc2's gathered formulation (GemmTactic::moe_gather) */
   int32_t fp8; /* 0 or 1: MXFP4's FP8 route (GemmTactic::fp8) */
+  int32_t cluster; /* 1 or 2: CTAs per cluster (GemmTactic::cluster); 0 reads as 1 */
 } fp4moe_tactic;
 
 /* ------------------------------------------------------------ library ---- */

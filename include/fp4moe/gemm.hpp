@@ -64,6 +64,11 @@ struct GemmTactic {
   /// (slower than the BF16 route on the H200: docs/PERF.md); the tuner
   /// times it like any compiled tactic.
   bool fp8 = false;
+  /// CTAs per cluster: 1, or 2 (fp4_gemm_nt's 128 x 256 tile): the two CTAs
+  /// take adjacent token blocks of one weight block, and each loads half the
+  /// weight tile by TMA multicast into both, so the weights leave L2 once
+  /// per pair. The heuristic picks it where measured faster (docs/PERF.md).
+  int cluster = 1;
 
   bool operator==(const GemmTactic&) const = default;
   std::string name() const;

@@ -69,6 +69,7 @@ class Tactic(ctypes.Structure):
         ("split_k", c_int32),
         ("moe_gather", c_int32),
         ("fp8", c_int32),
+        ("cluster", c_int32),
     ]
 
 

@@ -53,4 +53,4 @@ def tactic(t):
     """A GemmTactic as a descriptor, None (tuning cache, else heuristic) for None."""
     if t is None:
         return None
-    return _capi.Tactic(int(t.swap_ab), t.block_n, t.block_k, t.stages, t.split_k, int(t.moe_gather), int(t.fp8))
+    return _capi.Tactic(int(t.swap_ab), t.block_n, t.block_k, t.stages, t.split_k, int(t.moe_gather), int(t.fp8), t.cluster)

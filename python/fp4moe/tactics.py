@@ -40,6 +40,8 @@ class GemmTactic:
     fp8      MXFP4 without swap_ab only: the FP8 route (E4M3 operands, one
              FP8 MMA per 32-K block, its scales applied on the CUDA cores;
              exact like the BF16 route). Never the heuristic's pick.
+    cluster  CTAs per cluster, 1 or 2 (dense 128 x 256 tile: two token
+             blocks share each weight load by TMA multicast).
     """
 
     swap_ab: bool
@@ -49,12 +51,13 @@ class GemmTactic:
     split_k: int = 1
     moe_gather: bool = False
     fp8: bool = False
+    cluster: int = 1
 
     @property
     def name(self) -> str:
         buf = ctypes.create_string_buffer(96)
         tactic = _capi.Tactic(int(self.swap_ab), self.block_n, self.block_k, self.stages, self.split_k,
-                              int(self.moe_gather), int(self.fp8))
+                              int(self.moe_gather), int(self.fp8), self.cluster)
         _capi.call("fp4moe_tactic_name", tactic, buf, len(buf))
         return buf.value.decode()
 
@@ -72,4 +75,4 @@ def gemm_tactics(format: str, layout: str):
     _capi.call("fp4moe_gemm_tactics", FORMATS[format], LAYOUTS[layout], None, 0, ctypes.byref(count))
     out = (_capi.Tactic * count.value)()
     _capi.call("fp4moe_gemm_tactics", FORMATS[format], LAYOUTS[layout], out, count.value, ctypes.byref(count))
-    return [GemmTactic(bool(t.swap_ab), t.block_n, t.block_k, t.stages, t.split_k, bool(t.moe_gather), bool(t.fp8)) for t in out]
+    return [GemmTactic(bool(t.swap_ab), t.block_n, t.block_k, t.stages, t.split_k, bool(t.moe_gather), bool(t.fp8), t.cluster) for t in out]

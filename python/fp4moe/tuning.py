@@ -139,7 +139,7 @@ def _py_shape(s: _capi.TuneShape) -> TuneShape:
 
 
 def _py_tactic(t: _capi.Tactic) -> GemmTactic:
-    return GemmTactic(bool(t.swap_ab), t.block_n, t.block_k, t.stages, t.split_k, bool(t.moe_gather), bool(t.fp8))
+    return GemmTactic(bool(t.swap_ab), t.block_n, t.block_k, t.stages, t.split_k, bool(t.moe_gather), bool(t.fp8), t.cluster)
 
 
 def _check_int(function: str, argument: str, value, lo: int) -> None:

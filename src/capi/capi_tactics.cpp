@@ -34,7 +34,7 @@ fp4moe_status fp4moe_gemm_tactics(int32_t format, int32_t layout, fp4moe_tactic*
     const auto n = static_cast<int32_t>(tactics.size());
     for (int32_t i = 0; i < std::min(n, capacity); ++i) {
       const fp4moe::GemmTactic& t = tactics[static_cast<std::size_t>(i)];
-      out[i] = fp4moe_tactic{t.swap_ab ? 1 : 0, t.block_n, t.block_k, t.stages, t.split_k, t.moe_gather ? 1 : 0, t.fp8 ? 1 : 0};
+      out[i] = fp4moe_tactic{t.swap_ab ? 1 : 0, t.block_n, t.block_k, t.stages, t.split_k, t.moe_gather ? 1 : 0, t.fp8 ? 1 : 0, t.cluster};
     }
     *count = n;
   });

@@ -59,7 +59,7 @@ fp4moe_tune_shape c_shape(const TuneShape& t) {
 }
 
 fp4moe_tactic c_tactic(const fp4moe::GemmTactic& t) {
-  return fp4moe_tactic{t.swap_ab ? 1 : 0, t.block_n, t.block_k, t.stages, t.split_k, t.moe_gather ? 1 : 0, t.fp8 ? 1 : 0};
+  return fp4moe_tactic{t.swap_ab ? 1 : 0, t.block_n, t.block_k, t.stages, t.split_k, t.moe_gather ? 1 : 0, t.fp8 ? 1 : 0, t.cluster};
 }
 
 /// Copies `text` out by the header's (buf, size, *length) rule.

@@ -63,6 +63,7 @@ GemmOptions gemm_options(const fp4moe_tactic* tactic, GemmTactic& storage) {
     storage.split_k = tactic->split_k;
     storage.moe_gather = tactic->moe_gather != 0;
     storage.fp8 = tactic->fp8 != 0;
+    storage.cluster = tactic->cluster == 0 ? 1 : tactic->cluster;
     o.tactic = &storage;
   }
   return o;

@@ -11,7 +11,7 @@ namespace fp4moe {
 
 std::string GemmTactic::name() const {
   char buf[96];
-  const char* kind = moe_gather ? "gather" : swap_ab ? "swapAB" : fp8 ? "fp8" : "direct";
+  const char* kind = moe_gather ? "gather" : swap_ab ? "swapAB" : fp8 ? "fp8" : cluster == 2 ? "cluster2" : "direct";
   if (split_k == tuning::kStreamK)
     std::snprintf(buf, sizeof buf, "%s bn%d bk%d st%d streamK", kind, block_n, block_k, stages);
   else
@@ -178,10 +178,11 @@ const GemmTactic* pick_gather(const ProblemShape& shape, const std::vector<GemmT
 GemmTactic pick_tile(const ProblemShape& shape) {
   std::vector<GemmTactic> all = compiled_tactics(shape.format, shape.layout);
   if (const GemmTactic* gather = pick_gather(shape, all)) return *gather;
-  // The rest chooses among the dense formulation's BF16-route tiles (MXFP4's
-  // FP8 route ran slower on every row it was timed on: docs/PERF.md; the
-  // tuner still times it).
-  std::erase_if(all, [](const GemmTactic& t) { return t.moe_gather || t.fp8; });
+  // The rest chooses among the dense formulation's BF16-route tiles of one
+  // CTA (MXFP4's FP8 route ran slower on every row it was timed on, the
+  // two-CTA clusters within the rows' spread: docs/PERF.md; the tuner times
+  // both).
+  std::erase_if(all, [](const GemmTactic& t) { return t.moe_gather || t.fp8 || t.cluster != 1; });
   // Few tokens per weight tile: the weights dominate the bytes, so put them
   // on the register side and stage the tokens (swap-AB), with the smallest
   // token tile that holds them. Otherwise the widest direct tile. MoE-dense
@@ -348,6 +349,7 @@ std::string tactic_space_version() {
     mix(e.tactic.block_k);
     mix(e.tactic.stages);
     mix(e.tactic.fp8);
+    mix(e.tactic.cluster);
     mix(e.block_m);
     mix(e.ctas_per_sm);
     mix(e.max_split_k);

@@ -44,6 +44,7 @@ json::Value tactic_json(const GemmTactic& t) {
   o["split_k"] = t.split_k;
   o["moe_gather"] = t.moe_gather;
   o["fp8"] = t.fp8;
+  o["cluster"] = t.cluster;
   return o;
 }
 
@@ -104,7 +105,7 @@ class Reader {
 
   static GemmTactic tactic(const json::Value& v, const std::string& where) {
     if (!v.is_object()) throw Bad{where + ": \"tactic\" must be an object"};
-    only_members(v, {"swap_ab", "block_n", "block_k", "stages", "split_k", "moe_gather", "fp8"}, where + ".tactic");
+    only_members(v, {"swap_ab", "block_n", "block_k", "stages", "split_k", "moe_gather", "fp8", "cluster"}, where + ".tactic");
     GemmTactic t;
     const json::Value& swap = member(v, "swap_ab", where + ".tactic");
     if (!swap.is_bool()) throw Bad{where + ".tactic: \"swap_ab\" must be true or false"};
@@ -121,6 +122,7 @@ class Reader {
       if (!fp8->is_bool()) throw Bad{where + ".tactic: \"fp8\" must be true or false"};
       t.fp8 = fp8->as_bool();
     }
+    if (v.find("cluster")) t.cluster = static_cast<int>(integer(v, "cluster", 1, 2, where + ".tactic"));  // optional: 1
     return t;
   }
 

@@ -125,10 +125,12 @@ def test_tactics_are_listed_and_named():
             assert tactics, (fmt, layout)
             for t in tactics:
                 assert t.split_k == 1
-                kind = "gather" if t.moe_gather else "swapAB" if t.swap_ab else "fp8" if t.fp8 else "direct"
+                kind = ("gather" if t.moe_gather else "swapAB" if t.swap_ab else "fp8" if t.fp8
+                        else "cluster2" if t.cluster == 2 else "direct")
                 assert t.name == f"{kind} bn{t.block_n} bk{t.block_k} st{t.stages} sk1"
                 assert not t.moe_gather or layout == "moe_dense"
                 assert not t.fp8 or (fmt == fp4moe.MXFP4 and layout in ("dense", "contiguous", "masked"))
+                assert t.cluster == 1 or layout == "dense"
     with pytest.raises(fp4moe.InvalidArgumentError, match="gemm_tactics: argument 'layout'"):
         fp4moe.gemm_tactics(fp4moe.NVFP4, "sparse")
     with pytest.raises(fp4moe.InvalidArgumentError, match="gemm_tactics: argument 'format'"):

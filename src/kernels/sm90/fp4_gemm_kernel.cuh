@@ -44,6 +44,7 @@
 #include "kernels/sm90/moe_gather_producer.cuh"
 #include "kernels/sm90/split_k_arrival.cuh"
 #include "kernels/sm90/swiglu_epilogue.cuh"
+#include "kernels/sm90/ptx/cluster.cuh"
 #include "kernels/sm90/ptx/memory.cuh"
 #include "kernels/sm90/ptx/wgmma.cuh"
 #include "kernels/sm90/tile_scheduler.cuh"
@@ -53,7 +54,7 @@ namespace fp4moe::kernels {
 constexpr int align_up(int x, int a) { return (x + a - 1) / a * a; }
 
 template <bool kNvfp4_, Layout kLayout_, bool kSwap_, int BN_, int BK_, int kStages_, int kCtasPerSm_ = 1,
-          bool kFp8_ = false>
+          bool kFp8_ = false, int kCluster_ = 1>
 struct GemmConfig {
   static constexpr bool kNvfp4 = kNvfp4_;
   // The MMA route: BF16 wgmma on operands dequantised with their scales, or
@@ -62,6 +63,12 @@ struct GemmConfig {
   // CUDA cores add into the tile's accumulators times the block's two
   // scales (exact: a block's E2M1 products sum exactly in the MMA).
   static constexpr bool kFp8 = kFp8_;
+  // Two-CTA clusters (the dense 128 x 256 tile): the CTAs of a cluster take
+  // adjacent token blocks of one weight block (TileScheduler::cluster_work),
+  // and each loads half the weight tile (FP4 rows and their scale band) by
+  // TMA multicast into both CTAs' stages, so the weights leave L2 once per
+  // cluster. A stage is refilled once both CTAs' consumers released it.
+  static constexpr int kCluster = kCluster_;
   static constexpr Layout kLayout = kLayout_;
   static constexpr bool kSwap = kSwap_;
   static constexpr bool kGather = kLayout == Layout::kMoeGather;
@@ -135,7 +142,10 @@ struct GemmConfig {
   static constexpr int kOffBarriers = kOffXConv + 2 * kXConvBytes;
   // After each stage's full and empty mbarriers, the gather layout's order
   // mbarriers, one per consumer warpgroup (the pass hand-over below).
-  static constexpr int kOffPrefix = kOffBarriers + 16 * kStages + (kGather ? 8 * kConsumers : 0);
+  // Two-CTA clusters: then one mbarrier on which both CTAs' consumer warps
+  // arrive before either leaves (the peer may still arrive on this CTA's
+  // stage barriers until then).
+  static constexpr int kOffPrefix = kOffBarriers + 16 * kStages + (kGather ? 8 * kConsumers : 0) + (kCluster == 2 ? 8 : 0);
   // MoE-dense: the producer warp's ring of alpha columns (one expert's alpha
   // for the tile's tokens per slot), fetched kAlphaLookahead experts ahead
   // so deciding whether to skip an expert never waits on memory.
@@ -171,6 +181,8 @@ struct GemmConfig {
   static_assert(!kFc1 || (!kSwap && BN == 256), "FC1 pairs 128 gate and 128 up rows in one weight tile");
   static_assert(!kGather || (kSwap && BN <= 32 && BN % 8 == 0), "gather: weights from registers, a few tokens per pass");
   static_assert(kConsumerBarrier < 16, "16 named barriers");
+  static_assert(kCluster == 1 || (kCluster == 2 && kLayout == Layout::kDense && !kSwap && BN == 256 && !kFp8),
+                "two-CTA clusters: the dense layout's 128 x 256 tile (two 128-row halves of the weight tile)");
   static_assert(!kFp8 || (!kNvfp4 && !kSwap && (kLayout == Layout::kDense || kLayout == Layout::kContiguous ||
                                                  kLayout == Layout::kMasked) && BN <= 128 && 2 * BN <= kConsumerThreads),
                 "FP8 route: MXFP4 (one scale per 32-K block), X from registers, a second accumulator set (BN <= 128),\n"
@@ -207,6 +219,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   std::uint64_t* full = reinterpret_cast<std::uint64_t*>(smem + Cfg::kOffBarriers);
   std::uint64_t* empty = full + kStages;
   std::uint64_t* order = empty + kStages;  // gather: the pass hand-over, one per consumer warpgroup
+  std::uint64_t* cluster_done = order + (Cfg::kGather ? Cfg::kConsumers : 0);  // two-CTA clusters
+  constexpr bool kPair = Cfg::kCluster == 2;
+  const std::uint32_t rank = kPair ? ptx::cluster_rank() : 0;
   std::int32_t* prefix = reinterpret_cast<std::int32_t*>(smem + Cfg::kOffPrefix);
 
   const CUtensorMap* tmap_x = Cfg::kSwap ? &tmap_b : &tmap_a;
@@ -221,11 +236,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       // it: an arrive orders only the arriving thread's accesses, so one
       // arrive after a named barrier would lean on the barrier for the
       // others' (compute-sanitizer racecheck cannot follow that).
-      ptx::mbar_init(&empty[s], Cfg::kConsumerThreads);
+      ptx::mbar_init(&empty[s], Cfg::kConsumerThreads + (kPair ? 8 : 0));  // clusters: + the peer's 8 consumer warps
     }
     if constexpr (Cfg::kGather) {
       for (int w = 0; w < Cfg::kConsumers; ++w) ptx::mbar_init(&order[w], 128);  // every thread of the previous owner
     }
+    if constexpr (kPair) ptx::mbar_init(cluster_done, 16);  // both CTAs' consumer warps
     ptx::fence_mbarrier_init();
   }
   if constexpr (Cfg::kLayout == Layout::kMasked) {
@@ -256,12 +272,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   if constexpr (Cfg::kFc1) {  // NVFP4 output: its global decode scale 1/g
     if (p.fc1_decode_out && blockIdx.x == 0 && threadIdx.x == 0) *p.fc1_decode_out = 1.0f / *p.fc1_encode_scale;
   }
-  __syncthreads();
+  if constexpr (kPair) {
+    ptx::cluster_sync();  // the peer's barriers are initialised before anything reaches them
+  } else {
+    __syncthreads();
+  }
 
   // A work item covers units [t.unit_begin, t.unit_end) of its tile: K
   // blocks, or for MoE-dense whole experts.
   const int k_iters = (p.k + BK - 1) / BK;
   const TileScheduler<Cfg::kLayout, Cfg::BT, Cfg::BW> sched(p, prefix, Cfg::kMoe || Cfg::kGather ? p.experts : k_iters);
+  auto next_work = [&](std::int32_t i, Tile& t) {
+    if constexpr (kPair) {
+      return sched.cluster_work(i, rank, t);
+    } else {
+      return sched.work(i, t);
+    }
+  };
 
   // X/Y rows of a tile in their tensor maps, and (group, row-in-group) of their scales.
   auto x_row = [&](const Tile& t) { return Cfg::kSwap ? sched.b_row(t) : sched.a_row(t); };
@@ -302,15 +329,25 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       ptx::tma_load_2d(st + Cfg::kOffY, tmap_y, y_kb * Cfg::kRowBytes, y_row(t), &full[s]);
       ptx::tma_load_2d(st + Cfg::kOffY + (BN / 2) * Cfg::kRowBytes, tmap_y, y_kb * Cfg::kRowBytes, y_row(t) + p.fc1_inter,
                        &full[s]);
+    } else if constexpr (kPair) {  // this CTA's half of the weight rows, into both CTAs
+      ptx::tma_load_2d_multicast(ptx::smem_addr(st + Cfg::kOffY + rank * (BN / 2) * Cfg::kRowBytes), tmap_y,
+                                 y_kb * Cfg::kRowBytes, y_row(t) + int(rank) * (BN / 2), ptx::smem_addr(&full[s]), 0x3);
     } else {
       ptx::tma_load_2d(st + Cfg::kOffY, tmap_y, y_kb * Cfg::kRowBytes, y_row(t), &full[s]);
     }
     if (x_band < x_bands_total)
       ptx::bulk_load(st + Cfg::kOffXScale, xs + (std::int64_t(x_band) * px.scale_chunks + chunk0) * 512, 512 * chunks, &full[s]);
-    for (int b = 0; b < Cfg::kYBands; ++b)
-      if (y_band(b) < y_bands_total)
-        ptx::bulk_load(st + Cfg::kOffYScale + b * 512 * Cfg::kChunksPerStage,
-                       ys + (std::int64_t(y_band(b)) * py.scale_chunks + y_chunk0) * 512, 512 * y_chunks, &full[s]);
+    for (int b = 0; b < Cfg::kYBands; ++b) {
+      if (y_band(b) >= y_bands_total) continue;
+      const std::uint8_t* src = ys + (std::int64_t(y_band(b)) * py.scale_chunks + y_chunk0) * 512;
+      if constexpr (kPair) {  // band `rank` (this CTA's half of the rows) into both CTAs
+        if (b == int(rank))
+          ptx::bulk_load_multicast(ptx::smem_addr(st + Cfg::kOffYScale + b * 512 * Cfg::kChunksPerStage), src,
+                                   512 * y_chunks, ptx::smem_addr(&full[s]), 0x3);
+      } else {
+        ptx::bulk_load(st + Cfg::kOffYScale + b * 512 * Cfg::kChunksPerStage, src, 512 * y_chunks, &full[s]);
+      }
+    }
   };
 
   if (threadIdx.x < 128) {
@@ -325,7 +362,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       ptx::prefetch_tensor_map(tmap_y);
       std::uint32_t it = 0;
       Tile t;
-      for (std::int32_t i = 0; sched.work(i, t); ++i) {
+      for (std::int32_t i = 0; next_work(i, t); ++i) {
         if (t.group < 0) continue;  // contiguous padding block: nothing to load
         for (int kb = t.unit_begin; kb < t.unit_end; ++kb, ++it) {
           const int s = it % kStages;
@@ -359,6 +396,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   const std::uint32_t conv_base = smem_base + Cfg::kOffConv;
   const std::uint32_t xconv_base = smem_base + Cfg::kOffXConv;
   const std::uint32_t table_base = smem_base + Cfg::kOffScaleTable;
+  // Two-CTA clusters: the peer's shared memory is this CTA's address plus peer_delta.
+  const std::uint32_t peer_delta = kPair ? ptx::map_to_rank(smem_base, rank ^ 1u) - smem_base : 0u;
   // wgmma descriptors of the BF16 buffers, per buffer parity, as their low
   // words (the high word is the same for all): a k16 step inside a buffer
   // adds 32 bytes, 2 in the address field, which cannot carry (shared
@@ -716,7 +755,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       }
       ptx::fence_proxy_async_smem();
       ptx::named_barrier(bar_ready, kYThreads);
-      if (sub == BK / 64 - 1) ptx::mbar_arrive(&empty[s]);
+      if (sub == BK / 64 - 1) {
+        ptx::mbar_arrive(&empty[s]);
+        if constexpr (kPair) {  // the peer's producer multicasts into this stage too
+          __syncwarp();
+          if (lane == 0) ptx::mbar_arrive_remote(ptx::smem_addr(&empty[s]) + peer_delta);
+        }
+      }
       if constexpr (Cfg::kMoe) {
         if (fold_pending) {  // the previous expert's MMAs must land before expert_acc is reused
           ptx::wgmma_wait<0>();
@@ -796,7 +841,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   }
 
   Tile t;
-  for (std::int32_t work_item = 0; sched.work(work_item, t); ++work_item) {
+  for (std::int32_t work_item = 0; next_work(work_item, t); ++work_item) {
     if constexpr (Cfg::kGather) {
       float* acc_smem = reinterpret_cast<float*>(smem + Cfg::kOffGatherAcc);
       const std::int32_t xs_row0 = x_scale_row0(t) % 128;
@@ -966,6 +1011,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         }
       }
     }
+  }
+  if constexpr (kPair) {  // neither CTA leaves while its peer may still arrive on its barriers
+    __syncwarp();
+    if (lane == 0) {
+      ptx::mbar_arrive(cluster_done);
+      ptx::mbar_arrive_remote_release(ptx::smem_addr(cluster_done) + peer_delta);
+    }
+    ptx::mbar_wait_acquire_cluster(ptx::smem_addr(cluster_done), 0);
   }
 #endif
 }

@@ -18,11 +18,40 @@ void launch_gemm(const LaunchArgs& args) {
   // memory grows with M (the tactic check keeps M within kGatherMaxTokens).
   const std::int64_t smem = Cfg::kGather ? Cfg::gather_smem_bytes(args.params.m) : Cfg::kSmemBytes;
   FP4MOE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  const int x_box = Cfg::BM, y_box = Cfg::kFc1 ? Cfg::BN / 2 : Cfg::BN;  // FC1 loads gate and up rows apart
+  // FC1 loads gate and up rows apart; a two-CTA cluster's CTAs half the weight rows each.
+  const int x_box = Cfg::BM, y_box = Cfg::kFc1 || Cfg::kCluster == 2 ? Cfg::BN / 2 : Cfg::BN;
   // Gather: A is the gathered token rows, W columns each (B keeps all E·W).
   const std::int64_t a_cols = Cfg::kGather ? args.params.expert_width : args.params.k;
   const CUtensorMap ta = make_fp4_tensor_map(args.a->data, args.a_rows, a_cols, Cfg::kSwap ? y_box : x_box, Cfg::BK);
   const CUtensorMap tb = make_fp4_tensor_map(args.b->data, args.b_rows, args.params.k, Cfg::kSwap ? x_box : y_box, Cfg::BK);
+  if constexpr (Cfg::kCluster == 2) {
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 2;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.blockDim = dim3(Cfg::kThreads);
+    cfg.dynamicSmemBytes = static_cast<std::size_t>(smem);
+    cfg.stream = args.stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    cfg.gridDim = dim3(2);
+    // Clusters that fit at once (66 of two on an H200's 132 SMs), asked once
+    // per device: the grid is persistent, one cluster per resident pair.
+    static thread_local int cached_device = -1, cached_clusters = 0;
+    int device = 0;
+    FP4MOE_CUDA_CHECK(cudaGetDevice(&device));
+    if (device != cached_device) {
+      FP4MOE_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&cached_clusters, kernel, &cfg));
+      cached_device = device;
+    }
+    const std::int64_t clusters =
+        std::max<std::int64_t>(1, std::min<std::int64_t>(cached_clusters, (args.max_tiles + 1) / 2));
+    cfg.gridDim = dim3(static_cast<unsigned>(2 * clusters));
+    FP4MOE_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, ta, tb, args.params));
+    return;
+  }
   const std::int64_t grid = args.grid > 0 ? args.grid
                                           : std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(detail::current_device_sm_count()) * Cfg::kCtasPerSm, args.max_tiles));
   kernel<<<static_cast<unsigned>(grid), Cfg::kThreads, static_cast<unsigned>(smem), args.stream>>>(ta, tb, args.params);
@@ -39,6 +68,7 @@ KernelEntry entry() {
   t.split_k = 1;
   t.moe_gather = Cfg::kGather;
   t.fp8 = Cfg::kFp8;
+  t.cluster = Cfg::kCluster;
   // The gather layout is a tactic of moe_dense_fc2, listed with its MoE-dense tiles.
   const Layout op_layout = Cfg::kGather ? Layout::kMoeDense : Cfg::kLayout;
   return KernelEntry{Cfg::kNvfp4 ? Fp4Format::kNVFP4 : Fp4Format::kMXFP4, op_layout, t, Cfg::BM, Cfg::kCtasPerSm,

@@ -4,7 +4,8 @@
 // weight tiles stay in L2. A CTA's work items (work(i, t)) are whole tiles,
 // split-K slices of them (split_k ≥ 2: slice s of a tile covers units
 // [s·U/split, (s+1)·U/split) of its U units, K blocks or experts), or
-// stream-K segments (split_k = 0, stream_k.hpp).
+// stream-K segments (split_k = 0, stream_k.hpp); with two-CTA clusters,
+// pairs of token blocks (cluster_work).
 //
 //   dense       one group, M tokens
 //   contiguous  ΣM token rows; the expert of a token block is m_indices of its
@@ -113,6 +114,22 @@ struct TileScheduler {
     t.slots = p.split_k;
     t.unit_begin = static_cast<std::int32_t>(std::int64_t(units) * t.slot / p.split_k);
     t.unit_end = static_cast<std::int32_t>(std::int64_t(units) * (t.slot + 1) / p.split_k);
+    return true;
+  }
+
+  /// Two-CTA clusters (dense only): cluster c's i-th work item is the pair
+  /// of token blocks 2q, 2q + 1 against one weight block (pair c + i·C of
+  /// C clusters, weight blocks fastest); the CTA of rank r takes block
+  /// 2q + r. With an odd number of token blocks the last pairs' second block
+  /// lies past M: its CTA still runs (it loads its half of the shared
+  /// weights for its peer), multiplies the zeros TMA fills in for its
+  /// tokens and stores nothing.
+  __device__ bool cluster_work(std::int32_t i, std::uint32_t rank, Tile& t) const {
+    static_assert(kLayout == Layout::kDense, "clusters pair token blocks of one group");
+    const std::int32_t t_blocks = tiles / n_blocks, pairs = (t_blocks + 1) / 2 * n_blocks;
+    const std::int32_t id = static_cast<std::int32_t>(blockIdx.x / 2 + i * (gridDim.x / 2));
+    if (id >= pairs) return false;
+    t = tile((2 * (id / n_blocks) + static_cast<std::int32_t>(rank)) * n_blocks + id % n_blocks);
     return true;
   }
 

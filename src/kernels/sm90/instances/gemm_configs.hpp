@@ -10,6 +10,9 @@
 // 128-K stages.
 #define FP4MOE_GEMM_FP8_TACTICS(X, FMT, LAYOUT) X(FMT, LAYOUT, false, 128, 128, 8, 1)
 
+// Dense only: the prefill tile in two-CTA clusters (weights multicast).
+#define FP4MOE_GEMM_CLUSTER_TACTICS(X, FMT, LAYOUT) X(FMT, LAYOUT, false, 256, 128, 5, 1)
+
 // MoE-dense: 128-K stages, so every expert width W (a multiple of 128) is
 // whole stages and an expert can be skipped stage by stage; the tile keeps a
 // second accumulator per expert, so the widest tile is 128 x 128.
@@ -61,13 +64,12 @@
   std::vector<KernelEntry> NAME() { return {TACTICS(FP4MOE_GEMM_ENTRY, FMT, LAYOUT)}; } \
   }
 #define FP4MOE_GEMM_INSTANCES(NAME, FMT, LAYOUT) FP4MOE_GEMM_INSTANCES_OF(FP4MOE_GEMM_TACTICS, NAME, FMT, LAYOUT)
-/// MXFP4's dense-engine layouts: both routes.
 #define FP4MOE_GEMM_FP8_ENTRY(FMT, LAYOUT, SWAP, BN, BK, STAGES, CTAS) \
   entry<GemmConfig<FMT, Layout::LAYOUT, SWAP, BN, BK, STAGES, CTAS, true>>(),
-#define FP4MOE_MXFP4_GEMM_INSTANCES(NAME, LAYOUT)                                               \
+#define FP4MOE_GEMM_CLUSTER_ENTRY(FMT, LAYOUT, SWAP, BN, BK, STAGES, CTAS) \
+  entry<GemmConfig<FMT, Layout::LAYOUT, SWAP, BN, BK, STAGES, CTAS, false, 2>>(),
+/// The common tactics and EXTRA (entries of the lists above).
+#define FP4MOE_GEMM_INSTANCES_PLUS(NAME, FMT, LAYOUT, EXTRA)                                    \
   namespace fp4moe::kernels {                                                                 \
-  std::vector<KernelEntry> NAME() {                                                           \
-    return {FP4MOE_GEMM_TACTICS(FP4MOE_GEMM_ENTRY, false, LAYOUT)                             \
-                FP4MOE_GEMM_FP8_TACTICS(FP4MOE_GEMM_FP8_ENTRY, false, LAYOUT)};               \
-  }                                                                                           \
+  std::vector<KernelEntry> NAME() { return {FP4MOE_GEMM_TACTICS(FP4MOE_GEMM_ENTRY, FMT, LAYOUT) EXTRA}; } \
   }

@@ -2,4 +2,6 @@
 #include "kernels/sm90/gemm_launch.cuh"
 #include "kernels/sm90/instances/gemm_configs.hpp"
 
-FP4MOE_MXFP4_GEMM_INSTANCES(entries_mxfp4_dense, kDense)
+FP4MOE_GEMM_INSTANCES_PLUS(entries_mxfp4_dense, false, kDense,
+                           FP4MOE_GEMM_FP8_TACTICS(FP4MOE_GEMM_FP8_ENTRY, false, kDense)
+                               FP4MOE_GEMM_CLUSTER_TACTICS(FP4MOE_GEMM_CLUSTER_ENTRY, false, kDense))

@@ -2,4 +2,5 @@
 #include "kernels/sm90/gemm_launch.cuh"
 #include "kernels/sm90/instances/gemm_configs.hpp"
 
-FP4MOE_MXFP4_GEMM_INSTANCES(entries_mxfp4_masked, kMasked)
+FP4MOE_GEMM_INSTANCES_PLUS(entries_mxfp4_masked, false, kMasked,
+                           FP4MOE_GEMM_FP8_TACTICS(FP4MOE_GEMM_FP8_ENTRY, false, kMasked))
