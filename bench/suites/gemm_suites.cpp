@@ -2,9 +2,10 @@
 // tactic the entry point picks (the tuning cache's if it has one, else the
 // heuristic's), and cuBLASLt BF16 and FP8 on the same shapes (batched for the
 // grouped layouts) in the same run. Rows the direct tile serves are timed on
-// the tactics the heuristic leaves out too, each as an extra row: MXFP4's FP8
-// route ("fp8-route") and, dense only, the tile in two-CTA clusters
-// ("cluster2").
+// the direct-tile tactics the heuristic did not pick too, each as an extra
+// row: MXFP4's FP8 route ("fp8-route") and, dense only, the tile in two-CTA
+// clusters ("cluster2") or, where the heuristic picked that, on one CTA
+// ("cluster1").
 #include <string>
 
 #include "bench/fp4_problem.hpp"
@@ -83,11 +84,12 @@ void run_shape(SuiteContext& ctx, const std::string& suite, const GemmRowSpec& s
   added.tactic = last_tactic_text();
   std::vector<std::size_t> ours{ctx.rows.size() - 1};
   const tuning::ProblemShape ps = tuning::problem_shape(s);
-  if (!tuning::pick_tactic(ps).swap_ab) {
+  const GemmTactic picked = tuning::pick_tactic(ps);
+  if (!picked.swap_ab) {
     for (GemmTactic t : tuning::compiled_tactics(f, layout)) {
-      if (!t.fp8 && t.cluster == 1) continue;
+      if (t.swap_ab || t.moe_gather || t == picked) continue;
       Row r8 = r;
-      r8.name = name + (t.fp8 ? " fp8-route" : " cluster2");
+      r8.name = name + (t.fp8 ? " fp8-route" : t.cluster == 2 ? " cluster2" : " cluster1");
       if (t.fp8) r8.tensor_ceiling = CeilingKind::kFp8Tensor;
       GemmOptions forced;
       forced.tactic = &t;

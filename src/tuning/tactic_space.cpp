@@ -178,10 +178,12 @@ const GemmTactic* pick_gather(const ProblemShape& shape, const std::vector<GemmT
 GemmTactic pick_tile(const ProblemShape& shape) {
   std::vector<GemmTactic> all = compiled_tactics(shape.format, shape.layout);
   if (const GemmTactic* gather = pick_gather(shape, all)) return *gather;
-  // The rest chooses among the dense formulation's BF16-route tiles of one
-  // CTA (MXFP4's FP8 route ran slower on every row it was timed on, the
-  // two-CTA clusters within the rows' spread: docs/PERF.md; the tuner times
-  // both).
+  // The rest chooses among the dense formulation's BF16-route tiles (MXFP4's
+  // FP8 route ran slower on every row it was timed on: docs/PERF.md; the
+  // tuner still times it). The two-CTA cluster tile only for MXFP4 (below).
+  std::vector<GemmTactic> clustered;
+  for (const GemmTactic& t : all)
+    if (t.cluster != 1) clustered.push_back(t);
   std::erase_if(all, [](const GemmTactic& t) { return t.moe_gather || t.fp8 || t.cluster != 1; });
   // Few tokens per weight tile: the weights dominate the bytes, so put them
   // on the register side and stage the tokens (swap-AB), with the smallest
@@ -226,8 +228,16 @@ GemmTactic pick_tile(const ProblemShape& shape) {
     }
     if (holding) return *holding;
   }
-  for (const GemmTactic& t : all)
-    if (!t.swap_ab) return t;
+  for (const GemmTactic& t : all) {
+    if (t.swap_ab) continue;
+    // MXFP4 dense: the same tile in two-CTA clusters ran 0.73-0.91x the time
+    // on all three dense direct-tile shapes in four runs on an H200; NVFP4
+    // was mixed (0.87-1.09x), so it stays on one CTA (docs/PERF.md, stop 20).
+    if (shape.format == Fp4Format::kMXFP4)
+      for (const GemmTactic& c : clustered)
+        if (c.block_n == t.block_n && c.block_k == t.block_k && c.stages == t.stages) return c;
+    return t;
+  }
   return all.front();
 }
 
