@@ -8,10 +8,9 @@
 //     forced tactic (GemmOptions::tactic)  >  cache hit  >  heuristic
 //
 // The tactic space is what is compiled: every compiled tile of the
-// operation's layout (swap-AB, BN, BK, stages) × split_k ∈ {1, 2, 4, 8, 0 =
-// stream-K}, minus the combinations the argument checks refuse for the
-// shape. No cluster or compute-route choice is compiled yet, so none is
-// tuned.
+// operation's layout (swap-AB, BN, BK, stages, MXFP4's FP8 route, the dense
+// tile in two-CTA clusters) × split_k ∈ {1, 2, 4, 8, 0 = stream-K}, minus
+// the combinations the argument checks refuse for the shape.
 //
 // Buckets: a token count M (tokens per group: see TuneShape::m) maps to the
 // bucket that holds it, rounding up: every 8 up to 128 (8, 16, ..., 128),
