@@ -12,7 +12,9 @@
 // bar.red.or / bar.sync; GemmLike adds what else the GEMM has: the
 // accumulator in dynamic shared memory past 100 KB, setmaxnreg, two CTAs
 // per SM (264 of them), and a producer warp that stays alive, handing each
-// pass's "stage" over on a two-slot full / empty mbarrier ring. Its values are checked here; under
+// pass's "stage" over on a two-slot full / empty mbarrier ring;
+// GemmLikeWithWarpgroupBarriers adds the dequantisation's per-warpgroup
+// named barriers (1-4, 128 threads each) and its proxy fence in every pass. Its values are checked here; under
 // compute-sanitizer racecheck it tells whether reports on the GEMM's gather
 // tiles come from the code or from how the tool follows these barriers.
 #include <gtest/gtest.h>
@@ -62,12 +64,13 @@ constexpr int kItems = 4, kPasses = 5, kCells = 64 * 8;
 /// out[it * kCells + c]: the cell after the item's passes.
 constexpr int kGemmLikeAccOffset = 100 * 1024;
 
-template <bool kBarrierOr, bool kGemmLike>
+template <bool kBarrierOr, bool kGemmLike, bool kWarpgroupBarriers = false>
 __global__ void __launch_bounds__(384, kGemmLike ? 2 : 1) hand_over_kernel(float* out, int* arrivals) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(16) std::uint8_t dyn[];
   __shared__ float static_acc[kCells];
   __shared__ __align__(8) std::uint64_t order[2], full[2], empty[2];
+  __shared__ float scratch[2][128];  // kWarpgroupBarriers: each warpgroup's own buffer
   float* acc = kGemmLike ? reinterpret_cast<float*>(dyn + kGemmLikeAccOffset) : static_acc;
   out += std::int64_t(blockIdx.x) * kItems * kCells;
   arrivals += blockIdx.x;
@@ -97,6 +100,16 @@ __global__ void __launch_bounds__(384, kGemmLike ? 2 : 1) hand_over_kernel(float
   for (int it = 0, pass = 0; it < kItems; ++it) {
     for (int q = 0; q < kPasses; ++q, ++pass) {
       if constexpr (kGemmLike) mbar_wait(&full[pass % 2], (pass / 2) & 1);
+      if constexpr (kWarpgroupBarriers) {
+        // As the gather tile's dequantisation: each warpgroup meets on its
+        // own pair of named barriers (1, 2 / 3, 4; 128 threads) around a
+        // buffer only it uses; a thread reads what another one wrote.
+        named_barrier(1 + 2 * wg, 128);
+        scratch[wg][t] = float(pass + t);
+        fence_proxy_async_smem();  // as before the dequantised tile goes to wgmma
+        named_barrier(2 + 2 * wg, 128);
+        if (scratch[wg][(t + 1) % 128] != float(pass + (t + 1) % 128)) acc[t] = -1.0f;  // would break the sums
+      }
       if (pass % 2 == wg) {
         mbar_wait(&order[wg], waits++ & 1);
         for (int c = t; c < kCells; c += 128) acc[c] += float((q + 1) * (it + 1));  // gather_add_pass
@@ -125,11 +138,11 @@ __global__ void __launch_bounds__(384, kGemmLike ? 2 : 1) hand_over_kernel(float
 #endif
 }
 
-template <bool kBarrierOr, bool kGemmLike = false>
+template <bool kBarrierOr, bool kGemmLike = false, bool kWarpgroupBarriers = false>
 void check_hand_over() {
   const int blocks = kGemmLike ? 264 : 1;
   const int smem = kGemmLike ? kGemmLikeAccOffset + 4 * kCells : 0;
-  const auto kernel = hand_over_kernel<kBarrierOr, kGemmLike>;
+  const auto kernel = hand_over_kernel<kBarrierOr, kGemmLike, kWarpgroupBarriers>;
   if (kGemmLike) ASSERT_EQ(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), cudaSuccess);
   test::DeviceBuffer<float> dout(std::size_t(blocks) * kItems * kCells);
   test::DeviceBuffer<int> darr(blocks);
@@ -156,6 +169,10 @@ TEST(SharedAccumulatorHandOver, WithTheSplitKArrival) {
 TEST(SharedAccumulatorHandOver, GemmLike) {
   FP4MOE_REQUIRE_GPU();
   check_hand_over<true, true>();
+}
+TEST(SharedAccumulatorHandOver, GemmLikeWithWarpgroupBarriers) {
+  FP4MOE_REQUIRE_GPU();
+  check_hand_over<true, true, true>();
 }
 
 }  // namespace
