@@ -555,6 +555,28 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     part_fresh = true;
   };
 
+  // X from registers: this thread's FP4 words of X in the stage at x_base
+  // (word j of chunks 2sub, 2sub+1 for rows x_r0, x_r0 + 8) and the scale
+  // words that hold their codes. NVFP4: columns 4sub + {0..3} (this word's:
+  // 2cc + j/2, so shifted by j/2 bytes it is byte 2cc); MXFP4: columns
+  // 4(sub/2) + {0..3} (this word's: (2sub + cc) % 4).
+  auto load_x_words = [&](std::uint32_t x_base, int sub, std::int32_t xs_row0, std::uint32_t (&xw)[2][2],
+                          std::uint32_t (&xcodes)[2]) {
+#pragma unroll
+    for (int cc = 0; cc < 2; ++cc) {
+      const std::uint32_t a = (x_base + xw_off) ^ ((2 * sub + cc) << 4);
+      xw[cc][0] = ptx::lds32(a);
+      xw[cc][1] = ptx::lds32(a + kXRowStep);
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int sr = xs_row0 + x_r0 + 8 * h;
+      xcodes[h] = ptx::lds32(x_base + Cfg::kOffXScale + (sr / 128) * 512 * Cfg::kChunksPerStage +
+                             (kNv ? sub : sub / 2) * 512 + scale_in_chunk(sr % 128, 0));
+      if constexpr (kNv) xcodes[h] >>= 8 * (j / 2);
+    }
+  };
+
   // The FP8 route's sub-steps of the stage at x_base (K block kb): per 64-K
   // sub-step, X to E4M3 A fragments and Y to an E4M3 buffer with its rows'
   // scale factors, then per 32-K block one MMA into block_acc, waited on,
@@ -569,18 +591,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     for (int sub = 0; sub < BK / 64; ++sub) {
       const std::uint32_t ybuf = ybuf0 + (sub % 2) * Cfg::kYConvBytes;
       std::uint32_t xw[2][2], xcodes[2];
-#pragma unroll
-      for (int cc = 0; cc < 2; ++cc) {
-        const std::uint32_t a = (x_base + xw_off) ^ ((2 * sub + cc) << 4);
-        xw[cc][0] = ptx::lds32(a);
-        xw[cc][1] = ptx::lds32(a + kXRowStep);
-      }
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {  // the codes of columns 4(sub / 2) + {0..3}
-        const int sr = xs_row0 + x_r0 + 8 * h;
-        xcodes[h] = ptx::lds32(x_base + Cfg::kOffXScale + (sr / 128) * 512 * Cfg::kChunksPerStage + (sub / 2) * 512 +
-                               scale_in_chunk(sr % 128, 0));
-      }
+      load_x_words(x_base, sub, xs_row0, xw, xcodes);
       const Item yi = load_item(ypl[0], x_base, sub, k_stage, 1);
       float xf[2][2];  // X factors (zero past K) of blocks 2sub + cc, rows x_r0 (+8)
 #pragma unroll
@@ -669,28 +680,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       ptx::named_barrier(bar_free, kYThreads);
       const std::uint32_t ybuf = ybuf0 + buf * Cfg::kYConvBytes;
       const std::uint32_t xbuf = xconv_base + buf * Cfg::kXConvBytes;
-      // kXInRegs: this thread's FP4 words of X (word j of chunks 2sub, 2sub+1
-      // for rows x_r0, x_r0 + 8) and the scale words that hold their codes,
-      // read first so their latency hides behind Y's dequantisation.
+      // kXInRegs: X's words, read first so their latency hides behind Y's
+      // dequantisation.
       std::uint32_t xw[2][2], xcodes[2];
-      if constexpr (Cfg::kXInRegs) {
-#pragma unroll
-        for (int cc = 0; cc < 2; ++cc) {
-          const std::uint32_t a = (x_base + xw_off) ^ ((2 * sub + cc) << 4);
-          xw[cc][0] = ptx::lds32(a);
-          xw[cc][1] = ptx::lds32(a + kXRowStep);
-        }
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          // NVFP4: columns 4sub + {0..3} (this word's: 2cc + j/2, so shifted
-          // by j/2 bytes it is byte 2cc); MXFP4: columns 4(sub/2) + {0..3}
-          // (this word's: (2sub + cc) % 4).
-          const int sr = xs_row0 + x_r0 + 8 * h;
-          xcodes[h] = ptx::lds32(x_base + Cfg::kOffXScale + (sr / 128) * 512 * Cfg::kChunksPerStage +
-                                 (kNv ? sub : sub / 2) * 512 + scale_in_chunk(sr % 128, 0));
-          if constexpr (kNv) xcodes[h] >>= 8 * (j / 2);
-        }
-      }
+      if constexpr (Cfg::kXInRegs) load_x_words(x_base, sub, xs_row0, xw, xcodes);
       // All loads first where registers allow; the two-CTA decode tiles and
       // MoE-dense (a second accumulator) spill with it, and convert X before
       // loading Y.

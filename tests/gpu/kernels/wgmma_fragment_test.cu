@@ -71,23 +71,31 @@ __global__ void fragment_kernel(const float* a, const float* b, float* d) {
 #endif
 }
 
-template <int N, bool kRegA>
-void check_fragments() {
-  std::vector<float> a(kM * kK), b(N * kK), want(kM * N, 0.0f);
-  for (int i = 0; i < kM * kK; ++i) a[i] = float((i * 7 + 3) % 11) - 5.0f;
-  for (int i = 0; i < N * kK; ++i) b[i] = float((i * 5 + 1) % 9) - 4.0f;
+/// A (64 x k) and B (n x k) of small integers, D = launch(A, B) (poisoned
+/// with NaN first: an element the layout misses stays NaN), checked against
+/// the host product bit for bit.
+template <class Launch>
+void check_product(int k, int n, Launch launch) {
+  std::vector<float> a(kM * k), b(n * k), want(kM * n, 0.0f);
+  for (int i = 0; i < kM * k; ++i) a[i] = float((i * 7 + 3) % 11) - 5.0f;
+  for (int i = 0; i < n * k; ++i) b[i] = float((i * 5 + 1) % 9) - 4.0f;
   for (int m = 0; m < kM; ++m)
-    for (int n = 0; n < N; ++n)
-      for (int k = 0; k < kK; ++k) want[m * N + n] += a[m * kK + k] * b[n * kK + k];
+    for (int c = 0; c < n; ++c)
+      for (int kk = 0; kk < k; ++kk) want[m * n + c] += a[m * k + kk] * b[c * k + kk];
   test::DeviceBuffer<float> da(a.size()), db(b.size()), dd(want.size());
   da.upload(a);
   db.upload(b);
-  dd.fill_bytes(0xff);  // NaN: an element the layout misses stays NaN
-  fragment_kernel<N, kRegA><<<1, 128>>>(da.get(), db.get(), dd.get());
+  dd.fill_bytes(0xff);
+  launch(da.get(), db.get(), dd.get());
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const std::vector<float> got = dd.download();
   for (int m = 0; m < kM; ++m)
-    for (int n = 0; n < N; ++n) ASSERT_EQ(got[m * N + n], want[m * N + n]) << "D[" << m << "][" << n << "], N = " << N;
+    for (int c = 0; c < n; ++c) ASSERT_EQ(got[m * n + c], want[m * n + c]) << "D[" << m << "][" << c << "], N = " << n;
+}
+
+template <int N, bool kRegA>
+void check_fragments() {
+  check_product(kK, N, [](const float* a, const float* b, float* d) { fragment_kernel<N, kRegA><<<1, 128>>>(a, b, d); });
 }
 
 TEST(WgmmaFragments, RegisterAMatchesTheDocumentedLayoutN16) {
@@ -150,21 +158,7 @@ __global__ void fragment_e4m3_kernel(const float* a, const float* b, float* d) {
 
 template <int N>
 void check_e4m3_fragments() {
-  std::vector<float> a(kM * kK8), b(N * kK8), want(kM * N, 0.0f);
-  for (int i = 0; i < kM * kK8; ++i) a[i] = float((i * 7 + 3) % 11) - 5.0f;
-  for (int i = 0; i < N * kK8; ++i) b[i] = float((i * 5 + 1) % 9) - 4.0f;
-  for (int m = 0; m < kM; ++m)
-    for (int n = 0; n < N; ++n)
-      for (int k = 0; k < kK8; ++k) want[m * N + n] += a[m * kK8 + k] * b[n * kK8 + k];
-  test::DeviceBuffer<float> da(a.size()), db(b.size()), dd(want.size());
-  da.upload(a);
-  db.upload(b);
-  dd.fill_bytes(0xff);
-  fragment_e4m3_kernel<N><<<1, 128>>>(da.get(), db.get(), dd.get());
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  const std::vector<float> got = dd.download();
-  for (int m = 0; m < kM; ++m)
-    for (int n = 0; n < N; ++n) ASSERT_EQ(got[m * N + n], want[m * N + n]) << "D[" << m << "][" << n << "], N = " << N;
+  check_product(kK8, N, [](const float* a, const float* b, float* d) { fragment_e4m3_kernel<N><<<1, 128>>>(a, b, d); });
 }
 
 TEST(WgmmaFragments, E4M3RegisterAMatchesTheDocumentedLayoutN16) {

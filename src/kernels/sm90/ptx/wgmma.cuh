@@ -38,17 +38,24 @@ __device__ __forceinline__ void wgmma_wait() {
 /// instructions that read or write it asynchronously.
 __device__ __forceinline__ void fence_register(float& r) { asm volatile("" : "+f"(r)::"memory"); }
 
-/// Descriptor of a K-major operand tile in shared memory stored with the 128B
-/// swizzle: rows of 128 bytes (64 16-bit elements of K), 8-row atoms of 1024
-/// bytes, atom after atom along N. `smem` is the byte address of the first
-/// element this wgmma reads (advance by 32 bytes per k16 step inside a row).
-__device__ __forceinline__ std::uint64_t smem_desc_k_major_sw128(std::uint32_t smem) {
+/// Descriptor of a K-major operand tile in shared memory stored with the
+/// swizzle of its row width: rows of kRowBytes (128 or 64), 8-row atoms,
+/// atom after atom along N. `smem` is the byte address of the first element
+/// this wgmma reads (a k16 step of 16-bit elements, or a k32 step of 8-bit
+/// ones, adds 32 bytes inside a row).
+template <int kRowBytes>
+__device__ __forceinline__ std::uint64_t smem_desc_k_major_swizzled(std::uint32_t smem) {
+  static_assert(kRowBytes == 128 || kRowBytes == 64, "128B or 64B swizzle");
   std::uint64_t d = 0;
-  d |= (smem & 0x3ffffu) >> 4;              // start address, 16-byte units
-  d |= std::uint64_t(1) << 16;              // leading byte offset: unused for swizzled K-major
-  d |= std::uint64_t(1024 >> 4) << 32;      // stride byte offset: one 8-row atom
-  d |= std::uint64_t(1) << 62;              // swizzle mode: 128B
+  d |= (smem & 0x3ffffu) >> 4;                           // start address, 16-byte units
+  d |= std::uint64_t(1) << 16;                           // leading byte offset: unused for swizzled K-major
+  d |= std::uint64_t(8 * kRowBytes >> 4) << 32;          // stride byte offset: one 8-row atom
+  d |= std::uint64_t(kRowBytes == 128 ? 1 : 2) << 62;    // swizzle mode: 128B (1) or 64B (2)
   return d;
+}
+/// 128B swizzle: rows of 128 bytes (64 16-bit elements of K), atoms of 1024 bytes.
+__device__ __forceinline__ std::uint64_t smem_desc_k_major_sw128(std::uint32_t smem) {
+  return smem_desc_k_major_swizzled<128>(smem);
 }
 /// The same descriptor split in two: its low word, which holds the address
 /// (a loop can step it with 32-bit adds), and the constant high word.
@@ -59,17 +66,11 @@ __device__ __forceinline__ std::uint64_t smem_desc_sw128_from_lo(std::uint32_t l
   return (smem_desc_k_major_sw128(0) & 0xffffffff00000000ull) | lo;
 }
 
-/// Descriptor of a K-major tile stored with the 64B swizzle: rows of 64 bytes
-/// (64 8-bit elements of K), 8-row atoms of 512 bytes (16-byte chunk c of row
-/// r at chunk c ^ ((r / 2) % 4)), atom after atom along N. `smem` as above
-/// (a k32 step of 8-bit elements adds 32 bytes); the tile starts 512-aligned.
+/// 64B swizzle: rows of 64 bytes (64 8-bit elements of K), atoms of 512
+/// bytes (16-byte chunk c of row r at chunk c ^ ((r / 2) % 4)); the tile
+/// starts 512-aligned.
 __device__ __forceinline__ std::uint64_t smem_desc_k_major_sw64(std::uint32_t smem) {
-  std::uint64_t d = 0;
-  d |= (smem & 0x3ffffu) >> 4;              // start address, 16-byte units
-  d |= std::uint64_t(1) << 16;              // leading byte offset: unused for swizzled K-major
-  d |= std::uint64_t(512 >> 4) << 32;       // stride byte offset: one 8-row atom
-  d |= std::uint64_t(2) << 62;              // swizzle mode: 64B
-  return d;
+  return smem_desc_k_major_swizzled<64>(smem);
 }
 
 }  // namespace fp4moe::ptx
