@@ -32,6 +32,15 @@ __device__ std::uint32_t sw128_offset(int row, int k) {
   return row * 128 + ((chunk ^ (row % 8)) * 16) + in_chunk;
 }
 
+/// D (64 x N, row-major) from this thread's accumulators, by the documented layout.
+template <int N>
+__device__ void store_accumulators(const float (&acc)[N / 2], float* d) {
+  const int t = threadIdx.x, w = t / 32, g = (t % 32) / 4, j = t % 4;
+  for (int i = 0; i < N / 8; ++i)
+    for (int h = 0; h < 2; ++h)
+      for (int e = 0; e < 2; ++e) d[(16 * w + g + 8 * h) * N + 8 * i + 2 * j + e] = acc[4 * i + 2 * h + e];
+}
+
 template <int N, bool kRegA>
 __global__ void fragment_kernel(const float* a, const float* b, float* d) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -65,9 +74,7 @@ __global__ void fragment_kernel(const float* a, const float* b, float* d) {
   }
   wgmma_commit();
   wgmma_wait<0>();
-  for (int i = 0; i < N / 8; ++i)
-    for (int h = 0; h < 2; ++h)
-      for (int e = 0; e < 2; ++e) d[(16 * w + g + 8 * h) * N + 8 * i + 2 * j + e] = acc[4 * i + 2 * h + e];
+  store_accumulators<N>(acc, d);
 #endif
 }
 
@@ -150,9 +157,7 @@ __global__ void fragment_e4m3_kernel(const float* a, const float* b, float* d) {
   WgmmaRS<E4M3, N>::mma(acc, frag, smem_desc_k_major_sw64(smem_addr(tile_b)), false);
   wgmma_commit();
   wgmma_wait<0>();
-  for (int i = 0; i < N / 8; ++i)
-    for (int h = 0; h < 2; ++h)
-      for (int e = 0; e < 2; ++e) d[(16 * w + g + 8 * h) * N + 8 * i + 2 * j + e] = acc[4 * i + 2 * h + e];
+  store_accumulators<N>(acc, d);
 #endif
 }
 
