@@ -234,7 +234,7 @@ GemmTactic pick_tile(const ProblemShape& shape) {
     // 4096x7168x16384 and 8192³ in every round of an A/B with alternating
     // order (H200, 4 rounds; 4096x4096x7168 noisy, ~0.85x); NVFP4 was mixed
     // (0.87-1.09x), so it stays on one CTA (docs/PERF.md, stop 20).
-    if (shape.format == Fp4Format::kMXFP4)
+    if (shape.format == Fp4Format::kMXFP4 && shape.layout == kernels::Layout::kDense)
       for (const GemmTactic& c : clustered)
         if (c.block_n == t.block_n && c.block_k == t.block_k && c.stages == t.stages) return c;
     return t;

@@ -181,8 +181,10 @@ struct GemmConfig {
   static_assert(!kFc1 || (!kSwap && BN == 256), "FC1 pairs 128 gate and 128 up rows in one weight tile");
   static_assert(!kGather || (kSwap && BN <= 32 && BN % 8 == 0), "gather: weights from registers, a few tokens per pass");
   static_assert(kConsumerBarrier < 16, "16 named barriers");
-  static_assert(kCluster == 1 || (kCluster == 2 && kLayout == Layout::kDense && !kSwap && BN == 256 && !kFp8),
-                "two-CTA clusters: the dense layout's 128 x 256 tile (two 128-row halves of the weight tile)");
+  static_assert(kCluster == 1 || (kCluster == 2 && (kLayout == Layout::kDense || kLayout == Layout::kContiguous) &&
+                                   !kSwap && BN == 256 && !kFp8),
+                "two-CTA clusters: the 128 x 256 tile of the dense and contiguous layouts (two 128-row halves of the\n"
+                "weight tile)");
   static_assert(!kFp8 || (!kNvfp4 && !kSwap && (kLayout == Layout::kDense || kLayout == Layout::kContiguous ||
                                                  kLayout == Layout::kMasked) && BN <= 128 && 2 * BN <= kConsumerThreads),
                 "FP8 route: MXFP4 (one scale per 32-K block), X from registers, a second accumulator set (BN <= 128),\n"
@@ -329,9 +331,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       ptx::tma_load_2d(st + Cfg::kOffY, tmap_y, y_kb * Cfg::kRowBytes, y_row(t), &full[s]);
       ptx::tma_load_2d(st + Cfg::kOffY + (BN / 2) * Cfg::kRowBytes, tmap_y, y_kb * Cfg::kRowBytes, y_row(t) + p.fc1_inter,
                        &full[s]);
-    } else if constexpr (kPair) {  // this CTA's half of the weight rows, into both CTAs
-      ptx::tma_load_2d_multicast(ptx::smem_addr(st + Cfg::kOffY + rank * (BN / 2) * Cfg::kRowBytes), tmap_y,
-                                 y_kb * Cfg::kRowBytes, y_row(t) + int(rank) * (BN / 2), ptx::smem_addr(&full[s]), 0x3);
+    } else if constexpr (kPair) {
+      if (t.multicast) {  // this CTA's half of the weight rows, into both CTAs
+        ptx::tma_load_2d_multicast(ptx::smem_addr(st + Cfg::kOffY + rank * (BN / 2) * Cfg::kRowBytes), tmap_y,
+                                   y_kb * Cfg::kRowBytes, y_row(t) + int(rank) * (BN / 2), ptx::smem_addr(&full[s]), 0x3);
+      } else {  // both halves, this CTA alone (the tensor map's box is half the tile)
+        ptx::tma_load_2d(st + Cfg::kOffY, tmap_y, y_kb * Cfg::kRowBytes, y_row(t), &full[s]);
+        ptx::tma_load_2d(st + Cfg::kOffY + (BN / 2) * Cfg::kRowBytes, tmap_y, y_kb * Cfg::kRowBytes, y_row(t) + BN / 2,
+                         &full[s]);
+      }
     } else {
       ptx::tma_load_2d(st + Cfg::kOffY, tmap_y, y_kb * Cfg::kRowBytes, y_row(t), &full[s]);
     }
@@ -340,7 +348,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     for (int b = 0; b < Cfg::kYBands; ++b) {
       if (y_band(b) >= y_bands_total) continue;
       const std::uint8_t* src = ys + (std::int64_t(y_band(b)) * py.scale_chunks + y_chunk0) * 512;
-      if constexpr (kPair) {  // band `rank` (this CTA's half of the rows) into both CTAs
+      if (kPair && t.multicast) {  // band `rank` (this CTA's half of the rows) into both CTAs
         if (b == int(rank))
           ptx::bulk_load_multicast(ptx::smem_addr(st + Cfg::kOffYScale + b * 512 * Cfg::kChunksPerStage), src,
                                    512 * y_chunks, ptx::smem_addr(&full[s]), 0x3);
@@ -363,11 +371,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       std::uint32_t it = 0;
       Tile t;
       for (std::int32_t i = 0; next_work(i, t); ++i) {
-        if (t.group < 0) continue;  // contiguous padding block: nothing to load
+        // A contiguous padding block: nothing to load; in a cluster it still
+        // takes every stage's turn (its peer's consumers release those
+        // stages here too).
+        if (t.group < 0 && !kPair) continue;
         for (int kb = t.unit_begin; kb < t.unit_end; ++kb, ++it) {
           const int s = it % kStages;
           ptx::mbar_wait(&empty[s], ((it / kStages) & 1) ^ 1);
-          load_stage(s, t, kb, kb);
+          if (t.group < 0) {
+            ptx::mbar_arrive(&full[s]);
+          } else {
+            load_stage(s, t, kb, kb);
+          }
         }
       }
     }
@@ -912,7 +927,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       }
       ptx::wgmma_wait<0>();
       if (fold_pending) fold();
-    } else if (t.group >= 0) {
+    } else if (t.group >= 0 || kPair) {  // (a padding block in a cluster consumes its turns; stores zeros)
       for (int kb = t.unit_begin; kb < t.unit_end; ++kb, ++it) {
         const int s = it % kStages;
         ptx::mbar_wait(&full[s], (it / kStages) & 1);

@@ -37,6 +37,7 @@ struct Tile {
   std::int32_t index;   ///< output tile (split-K counters and partials)
   std::int32_t unit_begin, unit_end;  ///< the K units (K blocks or experts) this work item covers
   std::int32_t slot, slots;           ///< its partial's slot among the tile's `slots` contributors
+  bool multicast;       ///< two-CTA clusters: the pair shares this weight tile (cluster_work)
 };
 
 /// MoE-dense stream-K's shared-memory tables after the weight prefix
@@ -117,19 +118,37 @@ struct TileScheduler {
     return true;
   }
 
-  /// Two-CTA clusters (dense only): cluster c's i-th work item is the pair
-  /// of token blocks 2q, 2q + 1 against one weight block (pair c + i·C of
-  /// C clusters, weight blocks fastest); the CTA of rank r takes block
-  /// 2q + r. With an odd number of token blocks the last pairs' second block
-  /// lies past M: its CTA still runs (it loads its half of the shared
-  /// weights for its peer), multiplies the zeros TMA fills in for its
-  /// tokens and stores nothing.
+  /// Two-CTA clusters (dense and contiguous): cluster c's i-th work item is
+  /// the pair of token blocks 2q, 2q + 1 against one weight block (pair
+  /// c + i·C of C clusters, weight blocks fastest); the CTA of rank r takes
+  /// block 2q + r. The pair shares the weight tile (t.multicast) where both
+  /// blocks use one group's weights: always in the dense layout, where a
+  /// block past M still loads its half for its peer, multiplies the zeros
+  /// TMA fills in for its tokens and stores nothing; in the contiguous
+  /// layout where both blocks lie inside ΣM with one expert. Otherwise each
+  /// CTA loads its own weights, and a padding block (or one past ΣM) loads
+  /// nothing but still takes every stage's turn, so the pair's stage rings
+  /// stay in step.
   __device__ bool cluster_work(std::int32_t i, std::uint32_t rank, Tile& t) const {
-    static_assert(kLayout == Layout::kDense, "clusters pair token blocks of one group");
+    static_assert(kLayout == Layout::kDense || kLayout == Layout::kContiguous, "clusters pair token blocks");
     const std::int32_t t_blocks = tiles / n_blocks, pairs = (t_blocks + 1) / 2 * n_blocks;
     const std::int32_t id = static_cast<std::int32_t>(blockIdx.x / 2 + i * (gridDim.x / 2));
     if (id >= pairs) return false;
-    t = tile((2 * (id / n_blocks) + static_cast<std::int32_t>(rank)) * n_blocks + id % n_blocks);
+    const std::int32_t tb = 2 * (id / n_blocks) + static_cast<std::int32_t>(rank), wb = id % n_blocks;
+    if constexpr (kLayout == Layout::kDense) {
+      t = tile(tb * n_blocks + wb);
+      t.multicast = true;
+    } else {
+      const std::int32_t peer = tb ^ 1;
+      const std::int32_t peer_group = peer < t_blocks ? p.m_indices[peer * BT] : -1;
+      t = tile((tb < t_blocks ? tb : 0) * n_blocks + wb);
+      if (tb >= t_blocks) {  // past ΣM: nothing to load or store
+        t.index = tb * n_blocks + wb;
+        t.m0 = tb * BT;
+        t.group = -1;
+      }
+      t.multicast = t.group >= 0 && t.group == peer_group;
+    }
     return true;
   }
 
@@ -141,6 +160,7 @@ struct TileScheduler {
     t.unit_end = units;
     t.slot = 0;
     t.slots = 1;
+    t.multicast = false;
     const std::int32_t tb = index / n_blocks, wb = index % n_blocks;
     t.n0 = wb * kOutCols;
     if constexpr (kLayout == Layout::kMasked) {

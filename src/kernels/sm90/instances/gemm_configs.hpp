@@ -10,7 +10,7 @@
 // 128-K stages.
 #define FP4MOE_GEMM_FP8_TACTICS(X, FMT, LAYOUT) X(FMT, LAYOUT, false, 128, 128, 8, 1)
 
-// Dense only: the prefill tile in two-CTA clusters (weights multicast).
+// Dense and contiguous: the prefill tile in two-CTA clusters (weights multicast).
 #define FP4MOE_GEMM_CLUSTER_TACTICS(X, FMT, LAYOUT) X(FMT, LAYOUT, false, 256, 128, 5, 1)
 
 // MoE-dense: 128-K stages, so every expert width W (a multiple of 128) is

@@ -2,4 +2,5 @@
 #include "kernels/sm90/gemm_launch.cuh"
 #include "kernels/sm90/instances/gemm_configs.hpp"
 
-FP4MOE_GEMM_INSTANCES(entries_nvfp4_contiguous, true, kContiguous)
+FP4MOE_GEMM_INSTANCES_PLUS(entries_nvfp4_contiguous, true, kContiguous,
+                           FP4MOE_GEMM_CLUSTER_TACTICS(FP4MOE_GEMM_CLUSTER_ENTRY, true, kContiguous))
