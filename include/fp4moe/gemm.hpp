@@ -64,10 +64,12 @@ struct GemmTactic {
   /// (slower than the BF16 route on the H200: docs/PERF.md); the tuner
   /// times it like any compiled tactic.
   bool fp8 = false;
-  /// CTAs per cluster: 1, or 2 (fp4_gemm_nt's 128 x 256 tile): the two CTAs
-  /// take adjacent token blocks of one weight block, and each loads half the
-  /// weight tile by TMA multicast into both, so the weights leave L2 once
-  /// per pair. The heuristic picks it where measured faster (docs/PERF.md).
+  /// CTAs per cluster: 1, or 2 (the 128 x 256 tile of fp4_gemm_nt and of
+  /// the contiguous grouped GEMM): the two CTAs take adjacent token blocks of
+  /// one weight block, and where both use one group's weights each loads
+  /// half the weight tile by TMA multicast into both, so the weights leave
+  /// L2 once per pair. The heuristic picks it for MXFP4 dense only, where
+  /// it measured faster (docs/PERF.md); the tuner times it everywhere.
   int cluster = 1;
 
   bool operator==(const GemmTactic&) const = default;

@@ -30,6 +30,12 @@
 // warpgroups take passes over the same 64 rows in turn, and each adds alpha·(its pass's
 // product) into the tile's FP32 accumulator in shared memory, in pass order;
 // the epilogue stores that accumulator.
+//
+// Two policies change the main loop's parts, not its shape: MXFP4's FP8
+// route (kFp8: E4M3 operands, one k32 MMA per scale block, its product added
+// into the accumulators with the block's scales on the CUDA cores:
+// consume_stage_fp8) and two-CTA clusters (kCluster: token blocks in pairs
+// sharing the weight loads by TMA multicast).
 #pragma once
 
 #include <cuda.h>
@@ -63,11 +69,12 @@ struct GemmConfig {
   // CUDA cores add into the tile's accumulators times the block's two
   // scales (exact: a block's E2M1 products sum exactly in the MMA).
   static constexpr bool kFp8 = kFp8_;
-  // Two-CTA clusters (the dense 128 x 256 tile): the CTAs of a cluster take
-  // adjacent token blocks of one weight block (TileScheduler::cluster_work),
-  // and each loads half the weight tile (FP4 rows and their scale band) by
-  // TMA multicast into both CTAs' stages, so the weights leave L2 once per
-  // cluster. A stage is refilled once both CTAs' consumers released it.
+  // Two-CTA clusters (the 128 x 256 tile, dense and contiguous): the CTAs of
+  // a cluster take adjacent token blocks of one weight block
+  // (TileScheduler::cluster_work), and where they share the weight tile each
+  // loads half of it (FP4 rows and their scale band) by TMA multicast into
+  // both CTAs' stages, so the weights leave L2 once per cluster. A stage is
+  // refilled once both CTAs' consumers released it.
   static constexpr int kCluster = kCluster_;
   static constexpr Layout kLayout = kLayout_;
   static constexpr bool kSwap = kSwap_;
