@@ -68,8 +68,9 @@ struct GemmTactic {
   /// the contiguous grouped GEMM): the two CTAs take adjacent token blocks of
   /// one weight block, and where both use one group's weights each loads
   /// half the weight tile by TMA multicast into both, so the weights leave
-  /// L2 once per pair. The heuristic picks it for MXFP4 dense only, where
-  /// it measured faster (docs/PERF.md); the tuner times it everywhere.
+  /// L2 once per pair. The heuristic picks it for the contiguous layout and
+  /// MXFP4 dense, where it measured faster (docs/PERF.md); the tuner times
+  /// it everywhere.
   int cluster = 1;
 
   bool operator==(const GemmTactic&) const = default;
