@@ -1,5 +1,8 @@
 #include "bench/suite.hpp"
 
+#include <chrono>
+#include <thread>
+
 #include "api/gemm_dispatch.hpp"
 
 namespace fp4moe::bench {
@@ -12,6 +15,7 @@ std::string last_tactic_text() {
 Row& SuiteContext::add(Row r, const std::function<void(cudaStream_t)>& op) {
   static Row skipped;
   if (!wants(r.name)) return skipped;
+  if (timing.cooldown_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(timing.cooldown_ms));
   r.time = timer.time(op, timing);
   rows.push_back(std::move(r));
   return rows.back();

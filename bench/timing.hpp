@@ -23,6 +23,11 @@ struct TimingOptions {
   int warmup = 3;
   int reps = 30;       ///< timed runs; the median is reported (at least 20)
   bool cold_l2 = true; ///< evict L2 before each timed run
+  /// Idle time before each row (SuiteContext::add): the board power-caps
+  /// under these kernels, and without a pause a row that follows another
+  /// shape's cuBLAS peers ran 5-15% slower than the same kernel timed second
+  /// (H200, docs/PERF.md stop 20).
+  int cooldown_ms = 200;
 };
 
 /// Owns the stream and the L2-eviction buffer of one benchmark run.

@@ -1,7 +1,7 @@
 // The `fp4moe` command line. With no arguments it runs every benchmark suite
 // on the current GPU with default settings (the main job).
 //
-//   fp4moe [bench] [SUITE ...] [--json FILE] [--reps N] [--warm-l2] [--list]
+//   fp4moe [bench] [SUITE ...] [--json FILE] [--reps N] [--warm-l2] [--cooldown-ms N] [--list]
 //   fp4moe tune [SUITE ...] [--shapes FILE] [--cache FILE] ...   (tools/tune_command.cpp)
 //   fp4moe cache show|path [--cache FILE]
 //   fp4moe sweep [SUITE ...] ...                                  (tools/sweep_command.cpp)
@@ -33,9 +33,11 @@ using namespace fp4moe::bench;
 
 void usage() {
   std::printf(
-      "usage: fp4moe [bench] [SUITE ...] [--json FILE] [--reps N] [--warm-l2] [--filter TEXT] [--no-ceilings] [--no-tuning-cache] [--list]\n"
+      "usage: fp4moe [bench] [SUITE ...] [--json FILE] [--reps N] [--warm-l2] [--cooldown-ms N] [--filter TEXT] [--no-ceilings]\n"
+      "                [--no-tuning-cache] [--list]\n"
       "       fp4moe tune ... | fp4moe cache show|path | fp4moe sweep ...   (each with --help)\n"
-      "  With no suite named, every suite runs. Timing: CUDA events, cold L2, median of N runs (default 30).\n"
+      "  With no suite named, every suite runs. Timing: CUDA events, cold L2, median of N runs (default 30), after\n"
+      "  N ms idle before each row (default 200: the board power-caps; a row right after other kernels runs slower).\n"
       "  GEMM rows run the tactic the library picks: the tuning cache's if it has one (marked 'tuned'), else the\n"
       "  heuristic's; --no-tuning-cache runs the heuristic's everywhere.\n"
       "suites:\n");
@@ -149,6 +151,8 @@ int main(int argc, char** argv) {
       opt.timing.reps = std::max(20, std::atoi(argv[++i]));
     } else if (a == "--warm-l2") {
       opt.timing.cold_l2 = false;
+    } else if (a == "--cooldown-ms" && i + 1 < argc) {
+      opt.timing.cooldown_ms = std::max(0, std::atoi(argv[++i]));
     } else if (a == "--filter" && i + 1 < argc) {
       opt.filter = argv[++i];
     } else if (a == "--no-ceilings") {
