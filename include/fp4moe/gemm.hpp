@@ -68,9 +68,8 @@ struct GemmTactic {
   /// the contiguous grouped GEMM): the two CTAs take adjacent token blocks of
   /// one weight block, and where both use one group's weights each loads
   /// half the weight tile by TMA multicast into both, so the weights leave
-  /// L2 once per pair. The heuristic picks it for the contiguous layout and
-  /// MXFP4 dense, where it measured faster (docs/PERF.md); the tuner times
-  /// it everywhere.
+  /// L2 once per pair. The heuristic picks it wherever it is compiled
+  /// (measured 0.90-1.00x the time of one CTA: docs/PERF.md).
   int cluster = 1;
 
   bool operator==(const GemmTactic&) const = default;

@@ -230,14 +230,12 @@ GemmTactic pick_tile(const ProblemShape& shape) {
   }
   for (const GemmTactic& t : all) {
     if (t.swap_ab) continue;
-    // The same tile in two-CTA clusters where A/Bs with alternating order
-    // (H200, 4 rounds each, docs/PERF.md stop 20) measured it faster: MXFP4
-    // dense 0.96-0.97x the time (4096x7168x16384, 8192³), the contiguous
-    // prefill rows 0.90-0.99x (medians, both formats). NVFP4 dense stays on
-    // one CTA: mixed (0.87-1.09x), never A/B'd in alternating order.
-    if ((shape.format == Fp4Format::kMXFP4 && shape.layout == kernels::Layout::kDense) ||
-        shape.layout == kernels::Layout::kContiguous)
-      for (const GemmTactic& c : clustered)
+    // The same tile in two-CTA clusters wherever it is compiled (dense and
+    // contiguous): A/Bs with alternating order (H200, 4 rounds, docs/PERF.md
+    // stop 20) measured MXFP4 dense 0.96-0.97x the time and the contiguous
+    // prefill rows 0.90-0.99x; with the benchmark's idle time before each
+    // row, two runs put every dense and prefill row at 0.95-1.00x.
+    for (const GemmTactic& c : clustered)
         if (c.block_n == t.block_n && c.block_k == t.block_k && c.stages == t.stages) return c;
     return t;
   }
