@@ -236,7 +236,7 @@ GemmTactic pick_tile(const ProblemShape& shape) {
     // prefill rows 0.90-0.99x; with the benchmark's idle time before each
     // row, two runs put every dense and prefill row at 0.95-1.00x.
     for (const GemmTactic& c : clustered)
-        if (c.block_n == t.block_n && c.block_k == t.block_k && c.stages == t.stages) return c;
+      if (c.block_n == t.block_n && c.block_k == t.block_k && c.stages == t.stages) return c;
     return t;
   }
   return all.front();
