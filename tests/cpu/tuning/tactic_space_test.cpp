@@ -165,6 +165,39 @@ TEST(TacticSpace, HeuristicPicksTheSweepsBestOnMeasuredRows) {
 // with top-k routing known, from one token per expert, while its kernel
 // holds M; with the widest stages that divide W; on stream-K where the
 // N / 64 tiles leave SMs idle.
+// The routes and cluster sizes of the direct tile (docs/PERF.md stop 20):
+// the FP8 route only where compiled (MXFP4 dense, contiguous, masked) and
+// never the heuristic's pick; two-CTA clusters compiled for the dense and
+// contiguous 128 x 256 tile only, and the heuristic's pick wherever the
+// direct tile is.
+TEST(TacticSpace, Fp8RouteNeverPickedClustersWhereverCompiled) {
+  for (Fp4Format f : {Fp4Format::kNVFP4, Fp4Format::kMXFP4})
+    for (GemmOp op : {GemmOp::kDense, GemmOp::kContiguous, GemmOp::kMasked, GemmOp::kMoeFc2, GemmOp::kMoeFc1}) {
+      const kernels::Layout layout = layout_of(op);
+      bool fp8 = false, cluster = false;
+      for (const GemmTactic& t : compiled_tactics(f, layout)) {
+        fp8 |= t.fp8;
+        cluster |= t.cluster == 2;
+        if (t.cluster == 2) {
+          EXPECT_FALSE(t.swap_ab);
+          EXPECT_EQ(t.block_n, 256);
+          EXPECT_EQ(t.name().rfind("cluster2 ", 0), 0u) << t.name();
+        }
+        if (t.fp8) EXPECT_EQ(t.name().rfind("fp8 ", 0), 0u) << t.name();
+      }
+      const bool grouped_or_dense = op == GemmOp::kDense || op == GemmOp::kContiguous || op == GemmOp::kMasked;
+      EXPECT_EQ(fp8, f == Fp4Format::kMXFP4 && grouped_or_dense) << gemm_op_name(op);
+      EXPECT_EQ(cluster, op == GemmOp::kDense || op == GemmOp::kContiguous) << gemm_op_name(op);
+      // Many tokens per weight tile: the direct tile, in clusters where compiled.
+      TuneShape call{op, f, GemmOutput::kBF16, 4096, 4096, 7168, op == GemmOp::kDense ? 1 : 4};
+      if (op == GemmOp::kMoeFc2) call = {op, f, GemmOutput::kBF16, 4096, 4096, 8 * 256, 8, 256};
+      if (op == GemmOp::kMoeFc1) call = {op, f, GemmOutput::kBF16, 4096, 512, 1024, 4};
+      const GemmTactic picked = pick_tactic(problem_shape(call));
+      EXPECT_FALSE(picked.fp8) << call.describe();
+      EXPECT_EQ(picked.cluster, cluster ? 2 : 1) << call.describe() << ": " << picked.name();
+    }
+}
+
 TEST(TacticSpace, GatherOnlyForRoutedAlphaThatItHolds) {
   auto pick = [](int m, int top_k, int width, int n = 7168) {
     TuneShape call{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, m, n, 256 * width, 256, width, top_k};
