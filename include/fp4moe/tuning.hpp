@@ -17,7 +17,10 @@
 // then every 128 (256, 384, ...). The tuner times a fine bucket at M = the
 // bucket's value; a 128-wide bucket (b-128, b] at b-96, b-32 and b, keeping
 // the tactic whose worst slowdown over those three is smallest (one tactic
-// serves the whole bucket, and the best one can change inside it). It
+// serves the whole bucket, and the best one can change inside it). A tile
+// whose token limit lies inside the bucket is charged, past it, the
+// heuristic's time there: a cached tactic a call cannot run gives way to the
+// heuristic's at run time. It
 // refuses buckets past TuneOptions::max_m (default 8192); a run-time M in a
 // bucket nobody tuned is a miss, and the heuristic decides.
 //

@@ -9,6 +9,7 @@
 
 #include "fp4moe/error.hpp"
 #include "fp4moe/tuning.hpp"
+#include "tuning/tactic_space.hpp"
 #include "tuning/tuning_cache.hpp"
 
 namespace fp4moe::tuning {
@@ -43,6 +44,13 @@ Selection select_best(const std::vector<GemmTactic>& candidates, const MeasureFn
 /// hold each tactic's time at every point (point_us) and at the last
 /// (median_us).
 Selection choose_across_points(const std::vector<Selection>& per_point);
+
+/// What a bucket's entry costs at one of its points, as the run time runs
+/// it: a cached tactic the call cannot run there (a gather tile past its
+/// token limit) falls back to the heuristic's tactic, so such a tactic is
+/// charged the heuristic's time at that point (measured once); any other
+/// tactic is measured as itself. `shape` is the problem at that point.
+MeasureFn measure_as_run(const ProblemShape& shape, const MeasureFn& measure);
 
 /// The cache entry of a tuned result (result.ok must hold).
 CacheEntry cache_entry(const TuneResult& result);

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "fp4moe/error.hpp"
+#include "kernels/sm90/gemm_registry.hpp"
 #include "tuning/autotuner.hpp"
 #include "tuning/problem_key.hpp"
 #include "tuning/tuning_problem.hpp"
@@ -55,6 +56,43 @@ TEST(Autotuner, AcrossPointsATacticUnusableAnywhereIsUnusable) {
   EXPECT_EQ(s.best, 1);
   EXPECT_EQ(choose_across_points({timed({0}), timed({0})}).best, -1);
   EXPECT_EQ(choose_across_points({}).best, -1);
+}
+
+// A bucket's entry is charged, at a point its tile cannot hold, what the run
+// time then runs: the heuristic's tactic there (measured once).
+TEST(Autotuner, ATileThatCannotHoldAPointIsChargedTheHeuristicsTimeThere) {
+  TuneShape call{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 256, 7168, 256 * 256, 256, 256, 8};
+  ProblemShape shape = problem_shape(call);
+  shape.sm_count = 132;
+  const GemmTactic heuristic = pick_tactic(shape);
+  const kernels::KernelEntry* small = nullptr;  // a gather tile that holds fewer than 256 tokens
+  for (const auto& e : kernels::kernel_registry())
+    if (e.format == Fp4Format::kNVFP4 && e.tactic.moe_gather && e.max_m > 0 && e.max_m < 256) small = &e;
+  ASSERT_NE(small, nullptr);
+  ASSERT_EQ(check_tactic(shape, small->tactic).fault, TacticFault::kTooManyTokens);
+  std::vector<GemmTactic> measured;
+  const MeasureFn as_run = measure_as_run(shape, [&](const GemmTactic& t) {
+    measured.push_back(t);
+    return t == heuristic ? 50.0 : 10.0;
+  });
+  EXPECT_EQ(as_run(small->tactic), 50.0);
+  EXPECT_EQ(as_run(small->tactic), 50.0);
+  ASSERT_EQ(measured.size(), 1u);
+  EXPECT_EQ(measured[0], heuristic);
+  // A tactic that can run is measured as itself.
+  GemmTactic runs = small->tactic;
+  for (const GemmTactic& t : candidate_tactics(shape))
+    if (!(t == heuristic)) runs = t;
+  ASSERT_TRUE(check_tactic(shape, runs).ok());
+  EXPECT_EQ(as_run(runs), 10.0);
+  EXPECT_EQ(measured.size(), 2u);
+  // Where the tile holds the tokens (M = 160), it is measured as itself.
+  call.m = 160;
+  ProblemShape fewer = problem_shape(call);
+  fewer.sm_count = 132;
+  if (check_tactic(fewer, small->tactic).ok()) {
+    EXPECT_EQ(measure_as_run(fewer, [](const GemmTactic&) { return 7.0; })(small->tactic), 7.0);
+  }
 }
 
 TEST(Autotuner, FailingTacticsAreMarkedAndSkipped) {
