@@ -94,7 +94,13 @@ void measure_row(const Timer& timer, SweepRow& row, const SweepOptions& options,
   row.tuned = tuned.best;
   problem.run(GemmOptions{}, timer.stream());
   const detail::PlannedTactic& ran = detail::last_planned_tactic();
-  row.tuned_from_cache = ran.source == detail::PlannedTactic::Source::kCache && ran.tactic == row.tuned;
+  // Where the tuned tactic cannot run this row (a tile past its token limit
+  // inside the bucket), the entry point rightly runs the heuristic's.
+  tuning::ProblemShape here = tuning::problem_shape(row.shape);
+  here.sm_count = detail::current_device_sm_count();
+  row.tuned_from_cache = tuning::check_tactic(here, row.tuned).ok()
+                             ? ran.source == detail::PlannedTactic::Source::kCache && ran.tactic == row.tuned
+                             : ran.source == detail::PlannedTactic::Source::kHeuristic;
   // 4. Final timing, interleaved.
   const std::vector<TimeStats> t = timer.time_interleaved(
       {forced(row.heuristic), [&problem](cudaStream_t s) { problem.run(GemmOptions{}, s); }, forced(row.best)},

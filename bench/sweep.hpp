@@ -39,7 +39,9 @@ struct SweepRow {
   std::int64_t bucket = 0;
   int candidates = 0, unusable = 0;
   GemmTactic heuristic, tuned, best;
-  bool tuned_from_cache = false;  ///< the entry point ran the tuned tactic from the cache
+  /// The entry point ran the tuned tactic from the cache (or, where that
+  /// tactic cannot run the row's M, the heuristic's, as it should).
+  bool tuned_from_cache = false;
   double heuristic_us = 0, tuned_us = 0, best_us = 0;  ///< the final, interleaved timing
   double sweep_min_us = 0;  ///< the sweep's own minimum
   std::vector<std::pair<GemmTactic, double>> swept;  ///< every usable tactic's sweep time (µs)
