@@ -3,9 +3,9 @@
 // heuristic's), and cuBLASLt BF16 and FP8 on the same shapes (batched for the
 // grouped layouts) in the same run. Rows the direct tile serves are timed on
 // the direct-tile tactics the heuristic did not pick too, each as an extra
-// row: MXFP4's FP8 route ("fp8-route") and, dense only, the tile in two-CTA
-// clusters ("cluster2") or, where the heuristic picked that, on one CTA
-// ("cluster1").
+// row: MXFP4's FP8 route ("fp8-route") and, dense and contiguous, the tile
+// on one CTA ("cluster1") where the heuristic picked two-CTA clusters, or in
+// clusters ("cluster2") where it did not.
 #include <string>
 
 #include "bench/fp4_problem.hpp"
