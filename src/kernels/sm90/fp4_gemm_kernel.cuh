@@ -599,6 +599,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     }
   };
 
+  // The scale-table entries of those X words' blocks (2sub + cc, rows x_r0
+  // and x_r0 + 8), zero past K: BF16 factors, or the FP8 route's FP32 bits.
+  auto load_x_factors = [&](const std::uint32_t (&xcodes)[2], int sub, int k_stage, std::uint32_t (&xf)[2][2]) {
+#pragma unroll
+    for (int cc = 0; cc < 2; ++cc) {
+      const bool in_k = k_stage + 32 * (2 * sub + cc) < p.k;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const std::uint32_t code = (xcodes[h] >> (8 * (kNv ? 2 * cc : (2 * sub + cc) % 4))) & 0xffu;
+        const std::uint32_t f = ptx::lds32(table_base + 4 * code);
+        xf[cc][h] = in_k ? f : 0u;
+      }
+    }
+  };
+
   // The FP8 route's sub-steps of the stage at x_base (K block kb): per 64-K
   // sub-step, X to E4M3 A fragments and Y to an E4M3 buffer with its rows'
   // scale factors, then per 32-K block one MMA into block_acc, waited on,
@@ -615,16 +630,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       std::uint32_t xw[2][2], xcodes[2];
       load_x_words(x_base, sub, xs_row0, xw, xcodes);
       const Item yi = load_item(ypl[0], x_base, sub, k_stage, 1);
-      float xf[2][2];  // X factors (zero past K) of blocks 2sub + cc, rows x_r0 (+8)
-#pragma unroll
-      for (int cc = 0; cc < 2; ++cc) {
-        const bool in_k = k_stage + 32 * (2 * sub + cc) < p.k;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const std::uint32_t code = (xcodes[h] >> (8 * ((2 * sub + cc) % 4))) & 0xffu;
-          xf[cc][h] = in_k ? __uint_as_float(ptx::lds32(table_base + 4 * code)) : 0.0f;
-        }
-      }
+      std::uint32_t xf[2][2];  // X factors' FP32 bits
+      load_x_factors(xcodes, sub, k_stage, xf);
       {  // Y: this thread's chunk as E4M3 (even words, then odd, fp8_logical_k) and its factor
         const int n = ypl[0].row, cc = ypl[0].k0 / 32, sw = (n / 2) % 4;
         const std::uint32_t row = ybuf + n * 64;
@@ -660,9 +667,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           const uint2 yf = ptx::lds64(ybuf + Cfg::kYConvScales + 4 * (cc * BN + 8 * c + 2 * j));
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            acc[4 * c + 2 * h] = fmaf(block_acc[4 * c + 2 * h], xf[cc][h] * __uint_as_float(yf.x), acc[4 * c + 2 * h]);
+            const float x_factor = __uint_as_float(xf[cc][h]);
+            acc[4 * c + 2 * h] = fmaf(block_acc[4 * c + 2 * h], x_factor * __uint_as_float(yf.x), acc[4 * c + 2 * h]);
             acc[4 * c + 2 * h + 1] =
-                fmaf(block_acc[4 * c + 2 * h + 1], xf[cc][h] * __uint_as_float(yf.y), acc[4 * c + 2 * h + 1]);
+                fmaf(block_acc[4 * c + 2 * h + 1], x_factor * __uint_as_float(yf.y), acc[4 * c + 2 * h + 1]);
           }
         }
       }
@@ -719,21 +727,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       }
 #pragma unroll
       for (int u = 0; u < kYItems; ++u) yi[u] = load_item(ypl[u], x_base, sub, k_stage, kYSplit);
-      // kXInRegs: the scale factors of this thread's X words (table entries,
-      // zero past K), looked up once Y's loads are in flight.
+      // kXInRegs: the X words' scale factors, looked up once Y's loads are in flight.
       std::uint32_t xf[2][2];
-      if constexpr (Cfg::kXInRegs) {
-#pragma unroll
-        for (int cc = 0; cc < 2; ++cc) {
-          const bool in_k = k_stage + 32 * (2 * sub + cc) < p.k;
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const std::uint32_t code = (xcodes[h] >> (8 * (kNv ? 2 * cc : (2 * sub + cc) % 4))) & 0xffu;
-            const std::uint32_t f = ptx::lds32(table_base + 4 * code);
-            xf[cc][h] = in_k ? f : 0u;
-          }
-        }
-      }
+      if constexpr (Cfg::kXInRegs) load_x_factors(xcodes, sub, k_stage, xf);
       if constexpr (kLoadsFirst) {
 #pragma unroll
         for (int u = 0; u < kXItems; ++u) store_item(xi[u], xpl[u], kXSplit, xbuf);

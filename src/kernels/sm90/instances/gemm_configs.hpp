@@ -59,17 +59,18 @@
 /// Each instance file expands this once, so the kernels compile in parallel.
 #define FP4MOE_GEMM_ENTRY(FMT, LAYOUT, SWAP, BN, BK, STAGES, CTAS) \
   entry<GemmConfig<FMT, Layout::LAYOUT, SWAP, BN, BK, STAGES, CTAS>>(),
-#define FP4MOE_GEMM_INSTANCES_OF(TACTICS, NAME, FMT, LAYOUT)                                     \
-  namespace fp4moe::kernels {                                                                    \
-  std::vector<KernelEntry> NAME() { return {TACTICS(FP4MOE_GEMM_ENTRY, FMT, LAYOUT)}; } \
+/// The entries of TACTICS and then the extra entries given (of the lists
+/// below, or none; variadic, as expanded entries hold commas).
+#define FP4MOE_GEMM_INSTANCES_WITH(TACTICS, NAME, FMT, LAYOUT, ...)                                       \
+  namespace fp4moe::kernels {                                                                            \
+  std::vector<KernelEntry> NAME() { return {TACTICS(FP4MOE_GEMM_ENTRY, FMT, LAYOUT) __VA_ARGS__}; }       \
   }
+#define FP4MOE_GEMM_INSTANCES_OF(TACTICS, NAME, FMT, LAYOUT) FP4MOE_GEMM_INSTANCES_WITH(TACTICS, NAME, FMT, LAYOUT, )
 #define FP4MOE_GEMM_INSTANCES(NAME, FMT, LAYOUT) FP4MOE_GEMM_INSTANCES_OF(FP4MOE_GEMM_TACTICS, NAME, FMT, LAYOUT)
 #define FP4MOE_GEMM_FP8_ENTRY(FMT, LAYOUT, SWAP, BN, BK, STAGES, CTAS) \
   entry<GemmConfig<FMT, Layout::LAYOUT, SWAP, BN, BK, STAGES, CTAS, true>>(),
 #define FP4MOE_GEMM_CLUSTER_ENTRY(FMT, LAYOUT, SWAP, BN, BK, STAGES, CTAS) \
   entry<GemmConfig<FMT, Layout::LAYOUT, SWAP, BN, BK, STAGES, CTAS, false, 2>>(),
-/// The common tactics and EXTRA (entries of the lists above).
-#define FP4MOE_GEMM_INSTANCES_PLUS(NAME, FMT, LAYOUT, EXTRA)                                    \
-  namespace fp4moe::kernels {                                                                 \
-  std::vector<KernelEntry> NAME() { return {FP4MOE_GEMM_TACTICS(FP4MOE_GEMM_ENTRY, FMT, LAYOUT) EXTRA}; } \
-  }
+/// The common tactics and EXTRA.
+#define FP4MOE_GEMM_INSTANCES_PLUS(NAME, FMT, LAYOUT, ...) \
+  FP4MOE_GEMM_INSTANCES_WITH(FP4MOE_GEMM_TACTICS, NAME, FMT, LAYOUT, __VA_ARGS__)
