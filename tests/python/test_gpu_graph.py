@@ -3,6 +3,8 @@ replay to the eager results on new inputs, and no call synchronises (torch's
 sync debug mode raises on any synchronising torch call; a synchronising or
 allocating CUDA call inside the library would break the capture)."""
 
+import dataclasses
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -57,7 +59,7 @@ def test_quantize_and_gemm_in_a_graph(rng):
 def split_k_case(rng):
     a = ref.to_device(ref.random_fp4((16, 2048), fp4moe.MXFP4, generator=rng), "cuda")
     b = ref.to_device(ref.random_fp4((256, 2048), fp4moe.MXFP4, generator=rng), "cuda")
-    tactic = next((fp4moe.GemmTactic(t.swap_ab, t.block_n, t.block_k, t.stages, 4)
+    tactic = next((dataclasses.replace(t, split_k=4)
                    for t in fp4moe.gemm_tactics(fp4moe.MXFP4, "dense") if t.swap_ab), None)
     assert tactic is not None
     return a, b, tactic, torch.empty(16, 256, dtype=torch.float32, device="cuda")
