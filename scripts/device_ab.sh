@@ -2,7 +2,7 @@
 # A/B on the lent GPU machine: the benchmark of this tree (build/tools/fp4moe)
 # against an earlier build of it (BEFORE, default .carry/fp4moe_before), or
 # every binary in the folder VARIANTS against each other, taking turns ROUNDS
-# times (default 3) so clock drift falls on all. Carry the binaries and
+# times (default 3, the order reversed every other round) so clock drift falls on all. Carry the binaries and
 # .fp4moe_commit. Logs under $OUT: ab_<round>_<name>.log.
 # Usage: scripts/device_ab.sh SUITE [benchmark arguments...]
 # Environment: GTEST_FILTER runs those GPU tests of build/tests first.
@@ -24,7 +24,10 @@ else
   bins=("$BEFORE" "$AFTER")
 fi
 for n in $(seq 1 "${ROUNDS:-3}"); do
-  for bin in "${bins[@]}"; do
+  # Even rounds run the binaries in reverse order, so neither always runs first.
+  order=("${bins[@]}")
+  if [ $((n % 2)) -eq 0 ]; then order=(); for ((i = ${#bins[@]} - 1; i >= 0; i--)); do order+=("${bins[$i]}"); done; fi
+  for bin in "${order[@]}"; do
     name=$(basename "$bin"); [ "$bin" = "$BEFORE" ] && name=before; [ "$bin" = "$AFTER" ] && name=after
     "$bin" "$@" > "$OUT/ab_${n}_$name.log" 2>&1
     echo "== round $n $name (rc=$?)"; grep -E "^ceilings|fp4moe " "$OUT/ab_${n}_$name.log" | sed 's/  */ /g'

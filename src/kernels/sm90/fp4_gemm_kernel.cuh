@@ -992,6 +992,35 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     }
     std::int64_t d_off0 = 0;
     if constexpr (Cfg::kLayout == Layout::kMasked) d_off0 = std::int64_t(t.group) * p.d_group_stride;
+    if constexpr (!Cfg::kSwap) {
+      // A tile wholly inside D with aligned pairs (every tile of the large
+      // shapes): one row pointer per output row and compile-time column
+      // offsets, so a pair costs two multiplies, a pack and a store. The
+      // general path below spends ~30 instructions a pair on bounds,
+      // offsets and the pair-or-single choice (ncu, prefill K = 2048: the
+      // epilogue was 15% of the kernel's instructions).
+      if (t.m0 + Cfg::BM <= t.m_end && t.n0 + BN <= p.n && d_pairs_aligned) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {  // rows x_r0, x_r0 + 8: columns 8i + 2j, 8i + 2j + 1
+          const std::int64_t row = d_off0 + std::int64_t(t.m0 + x_r0 + 8 * h) * p.ldd + t.n0 + 2 * j;
+          const bool padded = (pad >> h) & 1;
+          if (p.d_is_bf16) {
+            __nv_bfloat162* dst = reinterpret_cast<__nv_bfloat162*>(static_cast<__nv_bfloat16*>(p.d) + row);
+#pragma unroll
+            for (int i = 0; i < BN / 8; ++i)
+              dst[4 * i] = padded ? __floats2bfloat162_rn(0.0f, 0.0f)
+                                  : __floats2bfloat162_rn(acc[4 * i + 2 * h] * factor, acc[4 * i + 2 * h + 1] * factor);
+          } else {
+            float2* dst = reinterpret_cast<float2*>(static_cast<float*>(p.d) + row);
+#pragma unroll
+            for (int i = 0; i < BN / 8; ++i)
+              dst[4 * i] = padded ? make_float2(0.0f, 0.0f)
+                                  : make_float2(acc[4 * i + 2 * h] * factor, acc[4 * i + 2 * h + 1] * factor);
+          }
+        }
+        continue;
+      }
+    }
 #pragma unroll
     for (int i = 0; i < BN / 8; ++i) {
 #pragma unroll
