@@ -16,8 +16,10 @@
 // The BF16 buffers and the A fragments alternate, so dequantising sub-step
 // i+1 overlaps the tensor cores on sub-step i. Block scales become BF16
 // factors through a per-CTA table (one shared load per code). The epilogue
-// applies the global scales and stores BF16 or FP32 directly from the
-// accumulators.
+// applies the global scales and stores BF16 or FP32 from the accumulators;
+// the 128 x 256 tile of the dense and contiguous layouts stores BF16 through
+// per-warp shared-memory slabs by TMA, so its stores drain while the next
+// tile runs (kTmaStores).
 //
 // MoE-dense (moe_dense_fc2) swaps in a producer warp that walks experts and
 // skips the ones no token of the tile uses (moe_dense_producer.cuh); the
@@ -146,7 +148,18 @@ struct GemmConfig {
   static constexpr int kXConvBytes = kXInRegs ? 0 : BM * 128;
   static constexpr int kOffConv = kStages * kStageBytes;
   static constexpr int kOffXConv = kOffConv + 2 * kYUsers * kYConvBytes;
-  static constexpr int kOffBarriers = kOffXConv + 2 * kXConvBytes;
+  // BF16 output through TMA stores (dense and contiguous, the 128 x 256
+  // tile): each warp packs its 16 output rows into its own slab (16 rows x
+  // BN, 64-column boxes of 2 KB, 128-byte swizzle) and one lane stores the
+  // boxes by TMA; the warps go on to the next tile while the stores drain
+  // (the tile ends of all SMs come together, and stored from registers
+  // their writes held the tensor cores idle: docs/PERF.md stop 21). The slab
+  // is rewritten a tile later, after its stores have read it.
+  static constexpr bool kTmaStores = !kSwap && !kFp8 && !kFc1 && !kMoe && !kGather && BN == 256 &&
+                                     (kLayout == Layout::kDense || kLayout == Layout::kContiguous);
+  static constexpr int kSlabBytes = 16 * 2 * BN;
+  static constexpr int kOffStaging = kOffXConv + 2 * kXConvBytes;
+  static constexpr int kOffBarriers = kOffStaging + (kTmaStores ? (kConsumerThreads / 32) * kSlabBytes : 0);
   // After each stage's full and empty mbarriers, the gather layout's order
   // mbarriers, one per consumer warpgroup (the pass hand-over below).
   // Two-CTA clusters: then one mbarrier on which both CTAs' consumer warps
@@ -219,7 +232,8 @@ __device__ __forceinline__ std::uint32_t scale_in_chunk(std::uint32_t r, std::ui
 
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
-    fp4_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b, GemmParams p) {
+    fp4_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+                    const __grid_constant__ CUtensorMap tmap_d, GemmParams p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr bool kNv = Cfg::kNvfp4;
   constexpr int BN = Cfg::BN, BK = Cfg::BK, kStages = Cfg::kStages;
@@ -992,6 +1006,34 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     }
     std::int64_t d_off0 = 0;
     if constexpr (Cfg::kLayout == Layout::kMasked) d_off0 = std::int64_t(t.group) * p.d_group_stride;
+    if constexpr (Cfg::kTmaStores) {
+      if (p.d_tma) {  // (any tile: the TMA store leaves out what lies past D's rows and columns)
+        const std::uint32_t slab = smem_base + Cfg::kOffStaging + (ctid / 32) * Cfg::kSlabBytes;
+        if (lane == 0) ptx::bulk_wait_read<0>();  // the slab's stores of the last tile have read it
+        __syncwarp();
+        // Row r (g or g + 8) of box i / 8 holds piece i % 8 at (i % 8) ^ (r % 8):
+        // the 128-byte swizzle, so each store below hits 32 banks.
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const bool padded = (pad >> h) & 1;
+#pragma unroll
+          for (int i = 0; i < BN / 8; ++i) {
+            const __nv_bfloat162 v = padded ? __floats2bfloat162_rn(0.0f, 0.0f)
+                                            : __floats2bfloat162_rn(acc[4 * i + 2 * h] * factor, acc[4 * i + 2 * h + 1] * factor);
+            ptx::sts32(slab + (i / 8) * 2048 + (g + 8 * h) * 128 + (((i % 8) ^ g) << 4) + 4 * j,
+                       *reinterpret_cast<const std::uint32_t*>(&v));
+          }
+        }
+        ptx::fence_proxy_async_smem();
+        __syncwarp();
+        if (lane == 0) {
+#pragma unroll
+          for (int b = 0; b < BN / 64; ++b) ptx::tma_store_2d(&tmap_d, slab + b * 2048, t.n0 + 64 * b, t.m0 + x_r0 - g);
+          ptx::bulk_commit_group();
+        }
+        continue;
+      }
+    }
     if constexpr (!Cfg::kSwap) {
       // A tile wholly inside D with aligned pairs (every tile of the large
       // shapes): one row pointer per output row and compile-time column
@@ -1051,6 +1093,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         }
       }
     }
+  }
+  if constexpr (Cfg::kTmaStores) {  // the last tile's stores are done before the CTA leaves
+    if (lane == 0) ptx::bulk_wait<0>();
   }
   if constexpr (kPair) {  // neither CTA leaves while its peer may still arrive on its barriers
     __syncwarp();

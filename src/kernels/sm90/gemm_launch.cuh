@@ -24,6 +24,14 @@ void launch_gemm(const LaunchArgs& args) {
   const std::int64_t a_cols = Cfg::kGather ? args.params.expert_width : args.params.k;
   const CUtensorMap ta = make_fp4_tensor_map(args.a->data, args.a_rows, a_cols, Cfg::kSwap ? y_box : x_box, Cfg::BK);
   const CUtensorMap tb = make_fp4_tensor_map(args.b->data, args.b_rows, args.params.k, Cfg::kSwap ? x_box : y_box, Cfg::BK);
+  // D's tensor map for the TMA-stored epilogue, where D allows it (BF16,
+  // 16-byte aligned rows); otherwise the kernel stores from registers.
+  GemmParams params = args.params;
+  CUtensorMap td{};
+  if constexpr (Cfg::kTmaStores) {
+    params.d_tma = params.d_is_bf16 && reinterpret_cast<std::uintptr_t>(params.d) % 16 == 0 && params.ldd % 8 == 0;
+    if (params.d_tma) td = make_bf16_output_tensor_map(params.d, params.m, params.n, params.ldd, 16);
+  }
   if constexpr (Cfg::kCluster == 2) {
     cudaLaunchAttribute attr[1];
     attr[0].id = cudaLaunchAttributeClusterDimension;
@@ -49,12 +57,12 @@ void launch_gemm(const LaunchArgs& args) {
     const std::int64_t clusters =
         std::max<std::int64_t>(1, std::min<std::int64_t>(cached_clusters, (args.max_tiles + 1) / 2));
     cfg.gridDim = dim3(static_cast<unsigned>(2 * clusters));
-    FP4MOE_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, ta, tb, args.params));
+    FP4MOE_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, ta, tb, td, params));
     return;
   }
   const std::int64_t grid = args.grid > 0 ? args.grid
                                           : std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(detail::current_device_sm_count()) * Cfg::kCtasPerSm, args.max_tiles));
-  kernel<<<static_cast<unsigned>(grid), Cfg::kThreads, static_cast<unsigned>(smem), args.stream>>>(ta, tb, args.params);
+  kernel<<<static_cast<unsigned>(grid), Cfg::kThreads, static_cast<unsigned>(smem), args.stream>>>(ta, tb, td, params);
   FP4MOE_CHECK_LAUNCH();
 }
 

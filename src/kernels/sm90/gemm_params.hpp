@@ -48,6 +48,7 @@ struct GemmParams {
   std::int64_t ldd = 0;            ///< elements between rows of D
   std::int64_t d_group_stride = 0; ///< masked layout: elements between groups of D
   bool d_is_bf16 = true;
+  bool d_tma = false;              ///< D is stored by TMA (the launcher built its tensor map: BF16, 16-byte rows)
   std::int32_t split_k = 1;        ///< K slices per output tile; 0: stream-K (stream_k.hpp)
   std::int32_t split_slots = 1;    ///< partial tiles kept per output tile: split_k, or stream-K's max_slots
   float* split_partials = nullptr; ///< [output tiles][split_slots][BM·BN] FP32 (tiles with several contributors)

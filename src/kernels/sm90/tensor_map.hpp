@@ -21,4 +21,9 @@ CUtensorMap make_fp4_tensor_map(const void* data, std::int64_t rows, std::int64_
 CUtensorMap make_bf16_rows_tensor_map(const void* data, std::int64_t groups, std::int64_t rows, std::int64_t cols,
                                       int box_rows, int l2_promotion_bytes);
 
+/// 2-D map of a BF16 matrix [rows, cols] with `ld` elements between rows,
+/// for TMA stores: box [64 columns, box_rows] (128-byte box rows, 128-byte
+/// swizzle). Needs `data` 16-byte aligned and ld a multiple of 8.
+CUtensorMap make_bf16_output_tensor_map(void* data, std::int64_t rows, std::int64_t cols, std::int64_t ld, int box_rows);
+
 }  // namespace fp4moe::kernels

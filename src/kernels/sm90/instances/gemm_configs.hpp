@@ -1,6 +1,8 @@
 // The compiled tactic sets: (swap_ab, BN, BK, stages, CTAs per SM).
 //
-// Dense, contiguous and masked: prefill 128 tokens x 256 weights per tile;
+// Dense, contiguous and masked: prefill 128 tokens x 256 weights per tile,
+// three stages (five ran no faster, H200 A/B, docs/PERF.md stop 21; the
+// room they left holds the TMA-stored epilogue's slabs);
 // decode (swap-AB) 128 weights x a few tokens, 256-K stages, two CTAs per SM
 // where the tile fits twice in shared memory (16 and 32 tokens: 80 registers
 // without spills in the loop; 64 tokens keep 32 accumulators and take one).
@@ -11,7 +13,7 @@
 #define FP4MOE_GEMM_FP8_TACTICS(X, FMT, LAYOUT) X(FMT, LAYOUT, false, 128, 128, 8, 1)
 
 // Dense and contiguous: the prefill tile in two-CTA clusters (weights multicast).
-#define FP4MOE_GEMM_CLUSTER_TACTICS(X, FMT, LAYOUT) X(FMT, LAYOUT, false, 256, 128, 5, 1)
+#define FP4MOE_GEMM_CLUSTER_TACTICS(X, FMT, LAYOUT) X(FMT, LAYOUT, false, 256, 128, 3, 1)
 
 // MoE-dense: 128-K stages, so every expert width W (a multiple of 128) is
 // whole stages and an expert can be skipped stage by stage; the tile keeps a
@@ -21,7 +23,7 @@
 #pragma once
 
 #define FP4MOE_GEMM_TACTICS(X, FMT, LAYOUT) \
-  X(FMT, LAYOUT, false, 256, 128, 5, 1)     \
+  X(FMT, LAYOUT, false, 256, 128, 3, 1)     \
   X(FMT, LAYOUT, true, 16, 256, 4, 2)       \
   X(FMT, LAYOUT, true, 32, 256, 4, 2)       \
   X(FMT, LAYOUT, true, 64, 256, 5, 1)       \

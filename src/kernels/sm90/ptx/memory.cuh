@@ -99,6 +99,25 @@ __device__ __forceinline__ void bulk_load(void* dst, const void* src, std::uint3
                "l"(src), "r"(bytes), "r"(smem_addr(bar))
                : "memory");
 }
+/// 2-D TMA tile store shared → global (the box at (x, y) of `tensor_map`;
+/// parts outside the tensor are not written), tracked by this thread's bulk
+/// groups (bulk_commit_group, bulk_wait_read / bulk_wait).
+__device__ __forceinline__ void tma_store_2d(const void* tensor_map, std::uint32_t src, std::int32_t x, std::int32_t y) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(tensor_map), "r"(src),
+               "r"(x), "r"(y)
+               : "memory");
+}
+__device__ __forceinline__ void bulk_commit_group() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+/// Waits until at most kPending of this thread's bulk groups still read their shared-memory source.
+template <int kPending>
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
+}
+/// Waits until at most kPending of this thread's bulk groups are incomplete (their writes done).
+template <int kPending>
+__device__ __forceinline__ void bulk_wait() {
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
 /// 4-byte global → shared copy (cp.async, tracked by commit groups). With
 /// src_bytes = 0 nothing is read and the destination is zero-filled.
 __device__ __forceinline__ void cp_async_4(std::uint32_t dst, const void* src, std::uint32_t src_bytes) {
