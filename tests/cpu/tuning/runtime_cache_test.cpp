@@ -1,5 +1,6 @@
 // The run-time side of the tuning cache: per-device tables loaded once,
-// refused files never used, entries whose tactic cannot run dropped, and the
+// refused files never used, entries whose tactic cannot run dropped (a tile
+// holding only part of its bucket kept), and the
 // cost of a lookup.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "kernels/sm90/gemm_registry.hpp"
 #include "tuning/runtime_cache.hpp"
 #include "tuning/tactic_space.hpp"
 
@@ -126,6 +128,28 @@ TEST(RuntimeCache, EntriesWhoseTacticCannotRunAreDropped) {
   EXPECT_EQ(f.cache.lookup(0, key_of(masked_shape(24))), nullptr);
   EXPECT_NE(f.cache.lookup(0, key_of(other)), nullptr);
   EXPECT_EQ(f.warnings.size(), 2u);
+}
+
+// The tuner may pick, for a bucket, a gather tile that holds only the
+// bucket's smaller points (stop 20's token-limit rule); the table keeps it
+// (checked at the bucket's top M it would be dropped, and the tuned tile
+// would never run: seen on an H200 sweep at da7d7ab), and the entry point
+// checks each call's M itself.
+TEST(RuntimeCache, ATileHoldingPartOfItsBucketIsKept) {
+  Fixture f;
+  const TuneShape s{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 256, 7168, 256 * 256, 256, 256, 8};
+  const kernels::KernelEntry* small = nullptr;  // a gather tile that holds fewer than 256 tokens
+  for (const auto& e : kernels::kernel_registry())
+    if (e.format == Fp4Format::kNVFP4 && e.tactic.moe_gather && e.max_m > 0 && e.max_m < 256) small = &e;
+  ASSERT_NE(small, nullptr);
+  GemmTactic t = small->tactic;
+  t.split_k = kStreamK;
+  ASSERT_EQ(check_tactic(problem_shape(s), t).fault, TacticFault::kTooManyTokens);
+  merge_into_cache_file(f.path, expected_header(kH200), {make_entry(s, t)});
+  const GemmTactic* hit = f.cache.lookup(0, key_of(s));
+  ASSERT_NE(hit, nullptr);
+  EXPECT_EQ(*hit, t);
+  EXPECT_TRUE(f.warnings.empty()) << f.warnings[0];
 }
 
 TEST(RuntimeCache, InvalidateRereadsTheFile) {
