@@ -25,11 +25,16 @@ void launch_gemm(const LaunchArgs& args) {
   const CUtensorMap ta = make_fp4_tensor_map(args.a->data, args.a_rows, a_cols, Cfg::kSwap ? y_box : x_box, Cfg::BK);
   const CUtensorMap tb = make_fp4_tensor_map(args.b->data, args.b_rows, args.params.k, Cfg::kSwap ? x_box : y_box, Cfg::BK);
   // D's tensor map for the TMA-stored epilogue, where D allows it (BF16,
-  // 16-byte aligned rows); otherwise the kernel stores from registers.
+  // 16-byte aligned rows, N a multiple of 8: a TMA store writes the 16-byte
+  // piece that holds D's last column whole, on an H200, so with N % 8 != 0
+  // it would write past D's rows into the padding before the next row;
+  // tests/gpu/kernels/tma_store_test.cu); otherwise the kernel stores from
+  // registers.
   GemmParams params = args.params;
   CUtensorMap td{};
   if constexpr (Cfg::kTmaStores) {
-    params.d_tma = params.d_is_bf16 && reinterpret_cast<std::uintptr_t>(params.d) % 16 == 0 && params.ldd % 8 == 0;
+    params.d_tma = params.d_is_bf16 && reinterpret_cast<std::uintptr_t>(params.d) % 16 == 0 && params.ldd % 8 == 0 &&
+                   params.n % 8 == 0;
     if (params.d_tma) td = make_bf16_output_tensor_map(params.d, params.m, params.n, params.ldd, 16);
   }
   if constexpr (Cfg::kCluster == 2) {

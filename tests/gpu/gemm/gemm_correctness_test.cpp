@@ -118,6 +118,36 @@ TEST(GemmUnalignedOutput, OddOffsetStridesAndNMatchReference) {
           }
 }
 
+// BF16 D with aligned rows and padding after each row (checked untouched),
+// every tactic: N a multiple of 8 (the 128 x 256 tile stores by TMA, which
+// must clip at N and at the last row) and N = 4 (mod 8), where a TMA store
+// would write the padding (the 16-byte piece holding column N - 1 whole), so
+// the tile stores from registers.
+TEST(GemmPaddedRows, RowPaddingAfterNIsLeftAlone) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  for (Fp4Format format : {Fp4Format::kNVFP4, Fp4Format::kMXFP4})
+    for (GemmLayout layout : {GemmLayout::kDense, GemmLayout::kContiguous})
+      for (const GemmTactic& t : tactics_for(format, layout))
+        for (int n : {264, 260}) {
+          GemmCase c;
+          c.format = format;
+          c.layout = layout;
+          c.out = DType::kBF16;
+          c.tactic = &t;
+          c.n = n;
+          c.ld_pad = 272 - n;  // rows 272 elements apart: 16-byte aligned
+          c.k = 256;
+          c.m = 200;
+          if (layout == GemmLayout::kContiguous) {
+            c.groups = 2;
+            c.expert_rows = {130, 70};
+          }
+          SCOPED_TRACE(c.describe());
+          expect_gemm_ok(c, run_gemm_case(c, rng));
+        }
+}
+
 // Masked decode-sized groups whose rows past masked_m hold NaN block scales,
 // over every tactic: those rows are loaded with the tile (they lie inside the
 // group's maxM rows) but reach no output, as DESIGN.md's masked layout

@@ -3,9 +3,13 @@
 // make_bf16_output_tensor_map, as the GEMM epilogue uses them: one warp
 // writes a 16-row x 64-column BF16 box into shared memory in the 128-byte
 // swizzle (row r's 16-byte piece c at c ^ (r % 8)), one lane stores it at
-// (x, y) of a 20 x 100 matrix whose rows are 104 elements apart. The box
+// (x, y) of a 20 x 96 matrix whose rows are 104 elements apart. The box
 // must land unswizzled, clipped at the matrix's last row and column, and
-// nothing else may change (the padding columns 100..103 included).
+// nothing else may change (the padding columns 96..103 included).
+//
+// The columns are a multiple of 8 (16 bytes), as the GEMM requires for
+// TMA stores: with 100 columns an H200 wrote columns 100..103 too (the
+// whole 16-byte piece holding the last column), past the matrix's rows.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -18,7 +22,7 @@
 namespace fp4moe::ptx {
 namespace {
 
-constexpr int kRows = 20, kCols = 100, kLd = 104, kBoxRows = 16, kBoxCols = 64;
+constexpr int kRows = 20, kCols = 96, kLd = 104, kBoxRows = 16, kBoxCols = 64;
 
 __host__ __device__ constexpr std::uint16_t payload(int r, int c) { return static_cast<std::uint16_t>(0x4000 + r * kBoxCols + c); }
 
