@@ -1007,7 +1007,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     std::int64_t d_off0 = 0;
     if constexpr (Cfg::kLayout == Layout::kMasked) d_off0 = std::int64_t(t.group) * p.d_group_stride;
     if constexpr (Cfg::kTmaStores) {
-      if (p.d_tma) {  // (any tile: the TMA store leaves out what lies past D's rows and columns)
+      if (p.d_tma) {  // any tile: the store leaves out rows past M and columns past N (a multiple of 8 here)
         const std::uint32_t slab = smem_base + Cfg::kOffStaging + (ctid / 32) * Cfg::kSlabBytes;
         if (lane == 0) ptx::bulk_wait_read<0>();  // the slab's stores of the last tile have read it
         __syncwarp();

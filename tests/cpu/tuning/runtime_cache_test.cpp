@@ -1,7 +1,6 @@
 // The run-time side of the tuning cache: per-device tables loaded once,
 // refused files never used, entries whose tactic cannot run dropped (a tile
-// holding only part of its bucket kept), and the
-// cost of a lookup.
+// holding only part of its bucket kept), and the cost of a lookup.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
