@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 start=$(date +%s)
-PREBUILT=.carry SKIP_BENCH=1 TEST_TIMEOUT=${TEST_TIMEOUT:-330} scripts/device_run.sh 2>&1 | grep -v "^cpu tests"
+PREBUILT=.carry SKIP_BENCH=1 TEST_TIMEOUT=${TEST_TIMEOUT:-480} scripts/device_run.sh 2>&1 | grep -v "^cpu tests"
 echo "gpu suite: $(( $(date +%s) - start )) s"
 start=$(date +%s)
 timeout ${PYTHON_TIMEOUT:-200} scripts/device_python.sh
