@@ -49,7 +49,7 @@ __global__ void tma_store_kernel(const __grid_constant__ CUtensorMap map, int x,
 TEST(TmaStore, SwizzledBoxLandsAtItsCoordinatesClippedAtTheEdges) {
   FP4MOE_REQUIRE_GPU();
   constexpr std::uint16_t kPoison = 0xdead;
-  for (const auto [x, y] : {std::pair{0, 0}, std::pair{48, 8}}) {
+  for (const auto& [x, y] : {std::pair{0, 0}, std::pair{48, 8}}) {
     test::DeviceBuffer<std::uint16_t> d(kRows * kLd);
     d.upload(std::vector<std::uint16_t>(kRows * kLd, kPoison));
     const CUtensorMap map = kernels::make_bf16_output_tensor_map(d.get(), kRows, kCols, kLd, kBoxRows);
