@@ -1082,14 +1082,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
             store_one(off, v0);
             if (n + 1 < p.n) store_one(off + 1, v1);
           }
-          continue;
-        }
+        } else {
 #pragma unroll
-        for (int e = 0; e < 2; ++e) {  // columns 2j, 2j+1: tokens
-          const std::int32_t m = row_of(t, 2 * i + e), n = t.n0 + x_r0 + 8 * h;
-          if (m >= t.m_end || n >= p.n) continue;
-          const float v = (pad >> (2 * i + e)) & 1 ? 0.0f : acc[4 * i + 2 * h + e] * factor;
-          store_one(d_off0 + std::int64_t(m) * p.ldd + n, v);
+          for (int e = 0; e < 2; ++e) {  // columns 2j, 2j+1: tokens
+            const std::int32_t m = row_of(t, 2 * i + e), n = t.n0 + x_r0 + 8 * h;
+            if (m >= t.m_end || n >= p.n) continue;
+            const float v = (pad >> (2 * i + e)) & 1 ? 0.0f : acc[4 * i + 2 * h + e] * factor;
+            store_one(d_off0 + std::int64_t(m) * p.ldd + n, v);
+          }
         }
       }
     }
