@@ -137,15 +137,21 @@ TEST(DequantDevice, LogicalPiecesPlaceEveryRealKAtItsLogicalSlot) {
   }
 }
 
-TEST(DequantLayout, LogicalKIsABijectionWithTheDocumentedOrder) {
+/// Expects `order` (real k → logical position inside a 32-k chunk) to be a permutation of 0..31.
+template <class Order>
+void expect_permutation_of_32(Order order) {
   bool seen[32] = {};
   for (int r = 0; r < 32; ++r) {
-    const int l = logical_k(r);
+    const int l = order(r);
     ASSERT_GE(l, 0);
     ASSERT_LT(l, 32);
-    EXPECT_FALSE(seen[l]);
+    EXPECT_FALSE(seen[l]) << "real k " << r;
     seen[l] = true;
   }
+}
+
+TEST(DequantLayout, LogicalKIsABijectionWithTheDocumentedOrder) {
+  expect_permutation_of_32([](int r) { return logical_k(r); });
   // Real k 8j + 2s + h + 4e → logical 16s + 8h + 2j + e: a fragment pair
   // (logical 2j, 2j + 1 of a k16 step) is elements (p, p + 4) of word j.
   for (int j = 0; j < 4; ++j)
@@ -207,14 +213,7 @@ TEST(DequantDevice, Fp8RouteEveryCodeInEveryPositionIsExactE4M3) {
 }
 
 TEST(DequantLayout, Fp8LogicalKPutsWordJInQuadLaneJsFragments) {
-  bool seen[32] = {};
-  for (int r = 0; r < 32; ++r) {
-    const int l = fp8_logical_k(r);
-    ASSERT_GE(l, 0);
-    ASSERT_LT(l, 32);
-    EXPECT_FALSE(seen[l]);
-    seen[l] = true;
-  }
+  expect_permutation_of_32([](int r) { return fp8_logical_k(r); });
   // Real k 8j + 2t + h → logical 16h + 4j + t: byte t of e4m3_even (h = 0) or
   // e4m3_odd (h = 1) of word j.
   for (int j = 0; j < 4; ++j)
