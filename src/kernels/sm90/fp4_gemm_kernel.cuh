@@ -139,6 +139,20 @@ struct GemmConfig {
   // scale factors (FP32, block 0 then block 1 of the sub-step).
   static constexpr int kYConvScales = BN * 64;
   static constexpr int kYConvBytes = kFp8 ? align_up(kYConvScales + 2 * 4 * BN, 1024) : align_up(BN * 128, 1024);
+  // The decode tiles (swap-AB, one shared Y copy, no MoE): the tokens of
+  // kYConvSubs 64-K sub-steps are converted together (the whole stage where
+  // shared memory holds two such sets), so the two named barriers that hand
+  // the BF16 tokens from every converting thread to every warpgroup's MMAs
+  // come once per kYConvSubs sub-steps, not every sub-step. A Y buffer of
+  // the pair is then kYConvSubs sub-step buffers (kYConvBytes each).
+  static constexpr int kSmemPerSm = 227 * 1024;
+  static constexpr int kYConvSubs = [] {
+    int subs = kSwap && !kPrivateY && !kMoe && !kFp8 ? BK / 128 : 1;
+    // (4 KB: barriers, prefix, scale table and alignment, an upper bound.)
+    while (subs > 1 && (kStages * kStageBytes + 2 * subs * kYConvBytes + 4096) * kCtasPerSm > kSmemPerSm) subs /= 2;
+    return subs;
+  }();
+  static constexpr int kYSetBytes = kYConvSubs * kYConvBytes;
   // X from registers: with swap-AB (X = the weights, the bulk of the bytes)
   // each consumer thread converts its own wgmma A fragments straight from the
   // FP4 stage (WgmmaRS), with no BF16 copy in shared memory and no barrier
@@ -147,7 +161,7 @@ struct GemmConfig {
   static constexpr bool kXInRegs = kSwap || !kMoe;
   static constexpr int kXConvBytes = kXInRegs ? 0 : BM * 128;
   static constexpr int kOffConv = kStages * kStageBytes;
-  static constexpr int kOffXConv = kOffConv + 2 * kYUsers * kYConvBytes;
+  static constexpr int kOffXConv = kOffConv + 2 * kYUsers * kYSetBytes;
   // BF16 output through TMA stores (dense and contiguous, the 128 x 256
   // tile): each warp packs its 16 output rows into its own slab (16 rows x
   // BN, 64-column boxes of 2 KB, 128-byte swizzle) and one lane stores the
@@ -438,9 +452,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // words (the high word is the same for all): a k16 step inside a buffer
   // adds 32 bytes, 2 in the address field, which cannot carry (shared
   // addresses stay below 2^18).
-  const std::uint32_t ybuf0 = conv_base + (Cfg::kPrivateY ? 2 * wg : 0) * Cfg::kYConvBytes;
+  // (Y buffers: a pair of sets of kYConvSubs sub-step buffers; ydesc per set.)
+  const std::uint32_t ybuf0 = conv_base + (Cfg::kPrivateY ? 2 * wg : 0) * Cfg::kYSetBytes;
   const std::uint32_t ydesc[2] = {ptx::smem_desc_k_major_sw128_lo(ybuf0),
-                                  ptx::smem_desc_k_major_sw128_lo(ybuf0 + Cfg::kYConvBytes)};
+                                  ptx::smem_desc_k_major_sw128_lo(ybuf0 + Cfg::kYSetBytes)};
   const std::uint32_t xdesc[2] = {ptx::smem_desc_k_major_sw128_lo(xconv_base + 64 * wg * 128),
                                   ptx::smem_desc_k_major_sw128_lo(xconv_base + Cfg::kXConvBytes + 64 * wg * 128)};
   // kXInRegs: this thread's FP4 word of chunk c of X in a stage at S is at
@@ -704,9 +719,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     const int k_stage = kb * BK;
 #pragma unroll
     for (int sub = 0; sub < BK / 64; ++sub) {
-      const int buf = sub % 2;
-      // This buffer pair was last read by this warpgroup's wgmmas two
-      // sub-steps ago: wait for them, then for every other user of Y.
+      const int buf = sub % 2;  // the A fragment set (kXInRegs) or X buffer
+      // Y: the sub-steps of a stage form groups of kYConvSubs whose tokens
+      // are converted together at the group's first sub-step (y_turn) into
+      // one set of the Y pair; the sets alternate group by group (with one
+      // group a stage, stage by stage: `it` counts the stages consumed).
+      constexpr int kYSubs = Cfg::kYConvSubs, kYGroups = BK / 64 / kYSubs;
+      const bool y_turn = sub % kYSubs == 0;
+      const std::uint32_t yset = kYGroups % 2 == 0 ? (sub / kYSubs) % 2 : (it + sub / kYSubs) % 2;
+      const std::uint32_t yoff = (sub % kYSubs) * Cfg::kYConvBytes;  // this sub-step's buffer in its set
+      // The set this group rewrites was last read by this warpgroup's wgmmas
+      // of the group before the last (wait<1> leaves only the latest one in
+      // flight), then wait for every other user of Y.
       ptx::wgmma_wait<1>();
       if constexpr (Cfg::kXInRegs) {
         // The A fragments this sub-step rewrites were read by the MMAs the
@@ -721,8 +745,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
             ptx::sts128(conv_base, make_uint4(afrag[buf][step][0], afrag[buf][step][1], afrag[buf][step][2], afrag[buf][step][3]));
         }
       }
-      ptx::named_barrier(bar_free, kYThreads);
-      const std::uint32_t ybuf = ybuf0 + buf * Cfg::kYConvBytes;
+      if (y_turn) ptx::named_barrier(bar_free, kYThreads);
+      const std::uint32_t ybuf = ybuf0 + yset * Cfg::kYSetBytes;  // the set's first buffer
       const std::uint32_t xbuf = xconv_base + buf * Cfg::kXConvBytes;
       // kXInRegs: X's words, read first so their latency hides behind Y's
       // dequantisation.
@@ -732,15 +756,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       // MoE-dense (a second accumulator) spill with it, and convert X before
       // loading Y.
       constexpr bool kLoadsFirst = !Cfg::kMoe && Cfg::kCtasPerSm == 1;
-      Item xi[kXItems > 0 ? kXItems : 1], yi[kYItems];
+      Item xi[kXItems > 0 ? kXItems : 1], yi[kYSubs][kYItems];
 #pragma unroll
       for (int u = 0; u < kXItems; ++u) xi[u] = load_item(xpl[u], x_base, sub, k_stage, kXSplit);
       if constexpr (!kLoadsFirst) {
 #pragma unroll
         for (int u = 0; u < kXItems; ++u) store_item(xi[u], xpl[u], kXSplit, xbuf);
       }
+      if (y_turn) {
 #pragma unroll
-      for (int u = 0; u < kYItems; ++u) yi[u] = load_item(ypl[u], x_base, sub, k_stage, kYSplit);
+        for (int g = 0; g < kYSubs; ++g)
+#pragma unroll
+          for (int u = 0; u < kYItems; ++u) yi[g][u] = load_item(ypl[u], x_base, sub + g, k_stage, kYSplit);
+      }
       // kXInRegs: the X words' scale factors, looked up once Y's loads are in flight.
       std::uint32_t xf[2][2];
       if constexpr (Cfg::kXInRegs) load_x_factors(xcodes, sub, k_stage, xf);
@@ -748,8 +776,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 #pragma unroll
         for (int u = 0; u < kXItems; ++u) store_item(xi[u], xpl[u], kXSplit, xbuf);
       }
+      if (y_turn) {
 #pragma unroll
-      for (int u = 0; u < kYItems; ++u) store_item(yi[u], ypl[u], kYSplit, ybuf);
+        for (int g = 0; g < kYSubs; ++g)
+#pragma unroll
+          for (int u = 0; u < kYItems; ++u) store_item(yi[g][u], ypl[u], kYSplit, ybuf + g * Cfg::kYConvBytes);
+      }
       if constexpr (Cfg::kXInRegs) {
 #pragma unroll
         for (int cc = 0; cc < 2; ++cc) {
@@ -778,8 +810,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           }
         }
       }
-      ptx::fence_proxy_async_smem();
-      ptx::named_barrier(bar_ready, kYThreads);
+      if (y_turn) {
+        ptx::fence_proxy_async_smem();
+        ptx::named_barrier(bar_ready, kYThreads);
+      }
       if (sub == BK / 64 - 1) {
         ptx::mbar_arrive(&empty[s]);
         if constexpr (kPair) {  // the peer's producer multicasts into this stage too
@@ -800,7 +834,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         ptx::wgmma_fence();
 #pragma unroll
         for (int step = 0; step < 4; ++step) {
-          const std::uint64_t yd = ptx::smem_desc_sw128_from_lo(ydesc[buf] + 2 * step);
+          const std::uint64_t yd = ptx::smem_desc_sw128_from_lo(ydesc[yset] + (yoff >> 4) + 2 * step);
           if constexpr (Cfg::kXInRegs) {
             MmaRS::mma(d, afrag[buf][step], yd, !(fresh && step == 0));
           } else {
