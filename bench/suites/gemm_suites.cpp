@@ -5,7 +5,9 @@
 // the direct-tile tactics the heuristic did not pick too, each as an extra
 // row: MXFP4's FP8 route ("fp8-route") and, dense and contiguous, the tile
 // on one CTA ("cluster1") where the heuristic picked two-CTA clusters, or in
-// clusters ("cluster2") where it did not.
+// clusters ("cluster2") where it did not. Every shape also runs with its
+// weights prepacked (prepack_weights, the one-time step an inference engine
+// takes at weight load) on the entry point's own tactic: the "prepacked" row.
 #include <string>
 
 #include "bench/fp4_problem.hpp"
@@ -14,6 +16,7 @@
 #include "common/cuda_check.hpp"
 #include "common/upload.hpp"
 #include "fp4moe/gemm.hpp"
+#include "fp4moe/quantize.hpp"
 #include "tuning/tactic_space.hpp"
 
 namespace fp4moe::bench {
@@ -57,15 +60,18 @@ void run_shape(SuiteContext& ctx, const std::string& suite, const GemmRowSpec& s
   const auto* aux_i = static_cast<const std::int32_t*>(aux.p);
   const MatrixView dv{d.p, DType::kBF16, layout == kernels::Layout::kMasked ? s.m : a_rows, s.n, 0, 1,
                       layout == kernels::Layout::kMasked ? s.groups : 1, 0};
-  auto run = [&](cudaStream_t stream, const GemmOptions& options) {
+  DeviceAlloc b_prepacked_data(static_cast<std::size_t>(b.tensor().data_bytes()));
+  const Fp4Tensor b_prepacked = prepack_weights(b.tensor(), b_prepacked_data.p, st);
+  auto run_with = [&](const Fp4Tensor& bt, cudaStream_t stream, const GemmOptions& options) {
     if (layout == kernels::Layout::kDense) {
-      fp4_gemm_nt(a.tensor(), b.tensor(), dv, stream, options);
+      fp4_gemm_nt(a.tensor(), bt, dv, stream, options);
     } else if (layout == kernels::Layout::kContiguous) {
-      m_grouped_fp4_gemm_nt_contiguous(a.tensor(), b.tensor(), dv, aux_i, stream, options);
+      m_grouped_fp4_gemm_nt_contiguous(a.tensor(), bt, dv, aux_i, stream, options);
     } else {
-      m_grouped_fp4_gemm_nt_masked(a.tensor(), b.tensor(), dv, aux_i, static_cast<int>(s.m), stream, options);
+      m_grouped_fp4_gemm_nt_masked(a.tensor(), bt, dv, aux_i, static_cast<int>(s.m), stream, options);
     }
   };
+  auto run = [&](cudaStream_t stream, const GemmOptions& options) { run_with(b.tensor(), stream, options); };
   auto op = [&](cudaStream_t stream) { run(stream, GemmOptions{}); };
   Row r;
   r.suite = suite;
@@ -83,6 +89,11 @@ void run_shape(SuiteContext& ctx, const std::string& suite, const GemmRowSpec& s
   Row& added = ctx.add(r, op);
   added.tactic = last_tactic_text();
   std::vector<std::size_t> ours{ctx.rows.size() - 1};
+  Row rp = r;
+  rp.name = name + " prepacked";
+  Row& added_p = ctx.add(rp, [&](cudaStream_t stream) { run_with(b_prepacked, stream, GemmOptions{}); });
+  added_p.tactic = last_tactic_text();
+  ours.push_back(ctx.rows.size() - 1);
   const tuning::ProblemShape ps = tuning::problem_shape(s);
   const GemmTactic picked = tuning::pick_tactic(ps);
   if (!picked.swap_ab) {

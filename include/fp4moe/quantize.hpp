@@ -59,6 +59,19 @@ void convert_scale_layout(const void* src, ScaleLayout src_layout, void* dst,
                           ScaleLayout dst_layout, std::int64_t rows, std::int64_t cols,
                           std::int64_t groups, cudaStream_t stream);
 
+/// The weights of a GEMM in the prepacked bit order: the bits of every
+/// 32-bit word of `weights.data` permuted (src/format/weight_prepack.hpp) so
+/// that the GEMM kernels convert them to BF16 with fewer instructions (9 a
+/// word of 8 codes instead of 13-14: decode ~0.93-0.96x the time on an H200,
+/// docs/PERF.md). Same bytes per row, same scales. Writes `dst_data`
+/// (weights.data_bytes() bytes; may be weights.data itself, in place) and
+/// returns `weights` with data = dst_data and prepacked = true (its scales
+/// and global scales are still those of `weights`). A one-time step at weight
+/// load: only the B operand of fp4_gemm_nt, m_grouped_fp4_gemm_nt_contiguous
+/// and m_grouped_fp4_gemm_nt_masked accepts the result (the MXFP4 FP8-route
+/// tactic does not); everything else refuses prepacked tensors.
+Fp4Tensor prepack_weights(const Fp4Tensor& weights, void* dst_data, cudaStream_t stream);
+
 // ----------------------------------------------------------------- CPU ----
 namespace cpu {
 
@@ -71,6 +84,7 @@ void dequantize(const Fp4Tensor& src, const MatrixView& dst);
 void convert_scale_layout(const void* src, ScaleLayout src_layout, void* dst,
                           ScaleLayout dst_layout, std::int64_t rows, std::int64_t cols,
                           std::int64_t groups);
+Fp4Tensor prepack_weights(const Fp4Tensor& weights, void* dst_data);
 
 }  // namespace cpu
 }  // namespace fp4moe

@@ -38,6 +38,11 @@ struct MatrixView {
 /// (NVFP4) or UE8M0 (MXFP4) scales. `global_scale` (NVFP4 only; null for
 /// MXFP4) points to the FP32 global *decode* scales, on the same side as the
 /// data: one value per group (so one value for a single matrix).
+///
+/// `prepacked`: the bits of every 32-bit word of `data` are in the prepacked
+/// order that prepack_weights() writes (same bytes per row, same scales);
+/// only the B operand (weights) of fp4_gemm_nt and the m-grouped GEMMs
+/// accepts such a tensor.
 struct Fp4Tensor {
   void* data = nullptr;
   void* scales = nullptr;
@@ -47,6 +52,7 @@ struct Fp4Tensor {
   std::int64_t rows = 0;
   std::int64_t cols = 0;
   std::int64_t groups = 1;
+  bool prepacked = false;
 
   std::int64_t scale_cols() const { return cols / block_size(format); }
   std::int64_t data_bytes() const { return groups * rows * (cols / 2); }

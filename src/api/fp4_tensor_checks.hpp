@@ -8,9 +8,13 @@
 namespace fp4moe::detail {
 
 /// Pointers, format, layout, shape and global-scale rules of DESIGN.md §2.
-/// `device` adds the alignment rules of the GPU kernels (16 bytes for data).
+/// `device` adds the alignment rules of the GPU kernels (16 bytes for data);
+/// `prepacked_ok` lets the tensor be in the prepacked bit order (a GEMM's B).
 inline void check_fp4_tensor(const ArgCheck& c, const Fp4Tensor& t, const std::string& name,
-                             bool device) {
+                             bool device, bool prepacked_ok = false) {
+  c.require(!t.prepacked || prepacked_ok, name + ".prepacked",
+            "must be false: only the B operand (weights) of fp4_gemm_nt and the m-grouped GEMMs reads the "
+            "prepacked bit order");
   c.require(valid_format(t.format), name + ".format", "must be kNVFP4 or kMXFP4");
   c.require(valid_layout(t.scale_layout), name + ".scale_layout", "must be kRowMajor or kTiled128x4");
   c.not_null(t.data, name + ".data");

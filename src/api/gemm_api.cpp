@@ -11,12 +11,12 @@ using detail::ArgCheck;
 
 void fp4_gemm_nt(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& d, cudaStream_t stream, const GemmOptions& options) {
   const ArgCheck c("fp4_gemm_nt");
-  detail::check_operands(c, a, b);
+  detail::check_operands(c, a, b, /*b_prepacked_ok=*/true);
   c.require(a.groups == 1, "a.groups", "must be 1 (dense GEMM)", std::to_string(a.groups));
   c.require(b.groups == 1, "b.groups", "must be 1 (dense GEMM)", std::to_string(b.groups));
   detail::check_output(c, d, a.rows, b.rows, 1, a, b);
   const TuneShape call{GemmOp::kDense, a.format, detail::output_of(d.dtype), a.rows, b.rows, a.cols, 1};
-  const auto pl = detail::plan_gemm(c, call, a.rows, options);
+  const auto pl = detail::plan_gemm(c, call, a.rows, options, b.prepacked);
   if (a.rows == 0 || b.rows == 0) return;
   detail::launch_gemm(pl, a, b, detail::gemm_params(a, b, d, a.rows), stream);
 }
@@ -24,7 +24,7 @@ void fp4_gemm_nt(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& d, cu
 void m_grouped_fp4_gemm_nt_contiguous(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& d, const std::int32_t* m_indices,
                                       cudaStream_t stream, const GemmOptions& options) {
   const ArgCheck c("m_grouped_fp4_gemm_nt_contiguous");
-  detail::check_operands(c, a, b);
+  detail::check_operands(c, a, b, /*b_prepacked_ok=*/true);
   c.require(a.groups == 1, "a.groups", "must be 1 (A is [sum M, K])", std::to_string(a.groups));
   c.require(b.groups <= kernels::kMaxGroups, "b.groups", "must be at most " + std::to_string(kernels::kMaxGroups),
             std::to_string(b.groups));
@@ -35,7 +35,7 @@ void m_grouped_fp4_gemm_nt_contiguous(const Fp4Tensor& a, const Fp4Tensor& b, co
   // (padding included) over experts.
   const TuneShape call{GemmOp::kContiguous, a.format, detail::output_of(d.dtype), std::max<std::int64_t>(1, a.rows / b.groups),
                        b.rows, a.cols, b.groups};
-  const auto pl = detail::plan_gemm(c, call, a.rows, options);
+  const auto pl = detail::plan_gemm(c, call, a.rows, options, b.prepacked);
   if (a.rows == 0 || b.rows == 0) return;
   kernels::GemmParams p = detail::gemm_params(a, b, d, a.rows);
   p.m_indices = m_indices;
@@ -45,7 +45,7 @@ void m_grouped_fp4_gemm_nt_contiguous(const Fp4Tensor& a, const Fp4Tensor& b, co
 void m_grouped_fp4_gemm_nt_masked(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& d, const std::int32_t* masked_m,
                                   int expected_m, cudaStream_t stream, const GemmOptions& options) {
   const ArgCheck c("m_grouped_fp4_gemm_nt_masked");
-  detail::check_operands(c, a, b);
+  detail::check_operands(c, a, b, /*b_prepacked_ok=*/true);
   c.require(a.groups == b.groups, "a.groups", "must equal b.groups", std::to_string(a.groups));
   c.require(b.groups <= kernels::kMaxGroups, "b.groups", "must be at most " + std::to_string(kernels::kMaxGroups),
             std::to_string(b.groups));
@@ -55,7 +55,7 @@ void m_grouped_fp4_gemm_nt_masked(const Fp4Tensor& a, const Fp4Tensor& b, const 
   detail::check_output(c, d, a.rows, b.rows, a.groups, a, b);
   const TuneShape call{GemmOp::kMasked, a.format, detail::output_of(d.dtype), expected_m > 0 ? expected_m : a.rows, b.rows,
                        a.cols, b.groups};
-  const auto pl = detail::plan_gemm(c, call, a.rows, options);
+  const auto pl = detail::plan_gemm(c, call, a.rows, options, b.prepacked);
   if (a.rows == 0 || b.rows == 0) return;
   kernels::GemmParams p = detail::gemm_params(a, b, d, a.rows);
   p.masked_m = masked_m;

@@ -14,9 +14,9 @@
 
 namespace fp4moe::detail {
 
-void check_operands(const ArgCheck& c, const Fp4Tensor& a, const Fp4Tensor& b) {
+void check_operands(const ArgCheck& c, const Fp4Tensor& a, const Fp4Tensor& b, bool b_prepacked_ok) {
   check_fp4_tensor(c, a, "a", /*device=*/true);
-  check_fp4_tensor(c, b, "b", /*device=*/true);
+  check_fp4_tensor(c, b, "b", /*device=*/true, b_prepacked_ok);
   c.require(b.format == a.format, "b.format", std::string("must equal a.format (") + format_name(a.format) + ")",
             format_name(b.format));
   c.require(a.scale_layout == ScaleLayout::kTiled128x4, "a.scale_layout",
@@ -129,7 +129,8 @@ kernels::OperandParams operand(const Fp4Tensor& t) {
 
 }  // namespace
 
-GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call_in, std::int64_t m_rows, const GemmOptions& opt) {
+GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call_in, std::int64_t m_rows, const GemmOptions& opt,
+                   bool b_prepacked) {
   TuneShape call = call_in;
   if (call.op == GemmOp::kMoeFc2) {
     c.require(opt.moe_top_k >= 0 && opt.moe_top_k <= call.groups, "options.moe_top_k",
@@ -145,11 +146,13 @@ GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call_in, std::int64_t m_r
   if (opt.tactic) {
     t = *opt.tactic;
     e = &checked_kernel(c, shape, t);
+    c.require(!b_prepacked || e->launch_prepacked, "options.tactic",
+              "has no kernel for prepacked weights (b.prepacked): the FP8 route reads the standard bit order", t.name());
   } else {
     shape.sm_count = current_device_sm_count();
     if (const GemmTactic* hit = tuning::runtime_cache().lookup(current_device(), tuning::key_of(call))) {
       const tuning::TacticCheck check = tuning::check_tactic(shape, *hit);
-      if (check.ok()) {
+      if (check.ok() && (!b_prepacked || check.kernel->launch_prepacked)) {
         t = *hit;
         e = check.kernel;
         source = PlannedTactic::Source::kCache;
@@ -159,6 +162,9 @@ GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call_in, std::int64_t m_r
       t = tuning::pick_tactic(shape);
       e = &checked_kernel(c, shape, t);
       source = PlannedTactic::Source::kHeuristic;
+      // (The heuristic never picks the FP8 route, the one tactic of these
+      // layouts without a prepacked kernel.)
+      if (b_prepacked && !e->launch_prepacked) throw Error("fp4moe internal: the heuristic picked " + t.name() + ", which has no prepacked kernel");
     }
   }
   t_last_plan = {t, source};
@@ -242,7 +248,7 @@ void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, c
     }
   }
   const kernels::LaunchArgs args{&a, &b, p, a.rows * a.groups, b.rows * b.groups, work, stream, grid};
-  plan.kernel->launch(args);
+  (b.prepacked ? plan.kernel->launch_prepacked : plan.kernel->launch)(args);
 }
 
 }  // namespace fp4moe::detail

@@ -16,8 +16,9 @@ namespace fp4moe::detail {
 
 constexpr std::int64_t kMax32 = (std::int64_t(1) << 31) - 1;
 
-/// Format, scale layout, K, alignment and 32-bit indexing rules of A and B.
-void check_operands(const ArgCheck& c, const Fp4Tensor& a, const Fp4Tensor& b);
+/// Format, scale layout, K, alignment and 32-bit indexing rules of A and B;
+/// B may be prepacked (prepack_weights) where `b_prepacked_ok`.
+void check_operands(const ArgCheck& c, const Fp4Tensor& a, const Fp4Tensor& b, bool b_prepacked_ok = false);
 
 /// Bytes from d.data to the end of its last element ([groups, rows, cols]).
 std::int64_t output_span_bytes(const MatrixView& d, std::int64_t rows, std::int64_t cols, std::int64_t groups);
@@ -48,8 +49,12 @@ inline GemmOutput output_of(DType d) { return d == DType::kFP32 ? GemmOutput::kF
 /// split_k exceeds what K can be sliced into);
 /// else the tuning cache's entry for the call if it has one; else the
 /// heuristic's. `m_rows`: rows of the token dimension the kernel walks (masked:
-/// rows per group). A forced tactic makes no CUDA call here.
-GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call, std::int64_t m_rows, const GemmOptions& opt);
+/// rows per group). `b_prepacked`: B is in the prepacked bit order, so the
+/// tactic needs a kernel compiled for it (a forced one without: InvalidArgument
+/// naming options.tactic; a cached one without is passed over). A forced
+/// tactic makes no CUDA call here.
+GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call, std::int64_t m_rows, const GemmOptions& opt,
+                   bool b_prepacked = false);
 
 /// Where the last plan_gemm of this thread got its tactic (tests and the
 /// sweep benchmark check that a tuned tactic is the one that runs).

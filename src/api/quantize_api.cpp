@@ -81,6 +81,23 @@ void check_convert(const ArgCheck& c, const void* src, ScaleLayout src_layout, v
             "dst", "must not overlap src");
 }
 
+void check_prepack(const ArgCheck& c, const Fp4Tensor& w, const void* dst_data, bool device) {
+  detail::check_fp4_tensor(c, w, "weights", device);  // (refuses weights already prepacked)
+  c.not_null(dst_data, "dst_data");
+  if (device) c.aligned(dst_data, 16, "dst_data");
+  c.require(dst_data == w.data || !detail::ranges_overlap(dst_data, w.data_bytes(), w.data, w.data_bytes()), "dst_data",
+            "must be weights.data (in place) or not overlap it");
+  c.require(!detail::ranges_overlap(dst_data, w.data_bytes(), w.scales, w.scale_bytes_total()), "dst_data",
+            "must not overlap weights.scales");
+}
+
+Fp4Tensor prepacked_view(const Fp4Tensor& w, void* dst_data) {
+  Fp4Tensor out = w;
+  out.data = dst_data;
+  out.prepacked = true;
+  return out;
+}
+
 }  // namespace
 
 float nvfp4_global_encode_scale(float amax) { return detail::nvfp4_encode_scale_from_amax(amax); }
@@ -140,6 +157,14 @@ void convert_scale_layout(const void* src, ScaleLayout src_layout, void* dst, Sc
                                       stream);
 }
 
+Fp4Tensor prepack_weights(const Fp4Tensor& weights, void* dst_data, cudaStream_t stream) {
+  check_prepack(ArgCheck("prepack_weights"), weights, dst_data, /*device=*/true);
+  if (weights.data_bytes() > 0)
+    detail::launch_prepack_weights(static_cast<const std::uint8_t*>(weights.data), static_cast<std::uint8_t*>(dst_data),
+                                   weights.data_bytes() / 4, stream);
+  return prepacked_view(weights, dst_data);
+}
+
 // ----------------------------------------------------------------- CPU ----
 namespace cpu {
 
@@ -181,6 +206,13 @@ void convert_scale_layout(const void* src, ScaleLayout src_layout, void* dst, Sc
   if (rows == 0) return;
   detail::convert_scale_layout_cpu(static_cast<const std::uint8_t*>(src), src_layout,
                                    static_cast<std::uint8_t*>(dst), dst_layout, rows, cols, groups);
+}
+
+Fp4Tensor prepack_weights(const Fp4Tensor& weights, void* dst_data) {
+  check_prepack(ArgCheck("cpu::prepack_weights"), weights, dst_data, /*device=*/false);
+  detail::prepack_weights_cpu(static_cast<const std::uint8_t*>(weights.data), static_cast<std::uint8_t*>(dst_data),
+                              weights.data_bytes() / 4);
+  return prepacked_view(weights, dst_data);
 }
 
 }  // namespace cpu

@@ -17,6 +17,8 @@ void dequantize_cpu(const Fp4Tensor& src, const MatrixView& dst);
 void convert_scale_layout_cpu(const std::uint8_t* src, ScaleLayout src_layout, std::uint8_t* dst,
                               ScaleLayout dst_layout, std::int64_t rows, std::int64_t cols,
                               std::int64_t groups);
+/// `words` 32-bit words of src in the prepacked bit order into dst (may alias).
+void prepack_weights_cpu(const std::uint8_t* src, std::uint8_t* dst, std::int64_t words);
 
 // GPU (device pointers, asynchronous on `stream`).
 /// `g_source` holds per-group values: the encode scale g itself, or (when
@@ -31,5 +33,7 @@ void launch_dequantize(const Fp4Tensor& src, const MatrixView& dst, cudaStream_t
 void launch_convert_scale_layout(const std::uint8_t* src, ScaleLayout src_layout, std::uint8_t* dst,
                                  ScaleLayout dst_layout, std::int64_t rows, std::int64_t cols,
                                  std::int64_t groups, cudaStream_t stream);
+/// prepack_weights_cpu on the device (src and dst 4-byte aligned).
+void launch_prepack_weights(const std::uint8_t* src, std::uint8_t* dst, std::int64_t words, cudaStream_t stream);
 
 }  // namespace fp4moe::detail

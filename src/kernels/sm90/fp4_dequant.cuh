@@ -28,6 +28,8 @@
 
 #include <cstdint>
 
+#include "format/weight_prepack.hpp"
+
 namespace fp4moe::kernels {
 
 /// Raw BF16x2 (values E2M1·2^-126) of elements p and p + 4 of word q, p a
@@ -135,13 +137,20 @@ __device__ __forceinline__ uint4 logical_piece(const uint4& w, int q, const Pair
 
 /// All four logical pieces of a chunk (piece q = logical_piece(w, q, ...)),
 /// with the compile-time pair forms.
-template <bool kNvfp4>
+template <bool kNvfp4, bool kPrepacked = false>
 __device__ __forceinline__ void logical_pieces(const uint4& w, const PairScale& s0, const PairScale& s1, uint4 (&out)[4]) {
   const std::uint32_t words[4] = {w.x, w.y, w.z, w.w};
   std::uint32_t pr[4][4];  // [word][pair]
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     const PairScale& sc = i < 2 ? s0 : s1;
+    if constexpr (kPrepacked) {  // weights in the prepacked bit order (format/weight_prepack.hpp)
+      std::uint32_t r[4];
+      format::raw_pairs_prepacked(words[i], r);
+#pragma unroll
+      for (int q = 0; q < 4; ++q) pr[i][q] = apply_scale<kNvfp4>(r[q], sc);
+      continue;
+    }
     pr[i][0] = apply_scale<kNvfp4>(raw_pair<0>(words[i]), sc);
     pr[i][1] = apply_scale<kNvfp4>(raw_pair<1>(words[i]), sc);
     pr[i][2] = apply_scale<kNvfp4>(raw_pair<2>(words[i]), sc);
@@ -158,8 +167,15 @@ __device__ __forceinline__ void logical_pieces(const uint4& w, const PairScale& 
 /// chunk takes pair 2s as a[0] (row g) / a[1] (row g+8), logical 2j, 2j+1,
 /// and pair 2s+1 as a[2] / a[3], logical 2j+8, 2j+9. One word lies in one
 /// scale block (16 or 32 elements).
-template <bool kNvfp4>
+template <bool kNvfp4, bool kPrepacked = false>
 __device__ __forceinline__ void scaled_pairs(std::uint32_t q, const PairScale& s, std::uint32_t (&out)[4]) {
+  if constexpr (kPrepacked) {  // a word in the prepacked bit order (format/weight_prepack.hpp)
+    std::uint32_t r[4];
+    format::raw_pairs_prepacked(q, r);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) out[i] = apply_scale<kNvfp4>(r[i], s);
+    return;
+  }
   out[0] = apply_scale<kNvfp4>(raw_pair<0>(q), s);
   out[1] = apply_scale<kNvfp4>(raw_pair<1>(q), s);
   out[2] = apply_scale<kNvfp4>(raw_pair<2>(q), s);

@@ -62,7 +62,7 @@ namespace fp4moe::kernels {
 constexpr int align_up(int x, int a) { return (x + a - 1) / a * a; }
 
 template <bool kNvfp4_, Layout kLayout_, bool kSwap_, int BN_, int BK_, int kStages_, int kCtasPerSm_ = 1,
-          bool kFp8_ = false, int kCluster_ = 1>
+          bool kFp8_ = false, int kCluster_ = 1, bool kPrepackedB_ = false>
 struct GemmConfig {
   static constexpr bool kNvfp4 = kNvfp4_;
   // The MMA route: BF16 wgmma on operands dequantised with their scales, or
@@ -223,6 +223,15 @@ struct GemmConfig {
                                                  kLayout == Layout::kMasked) && BN <= 128 && 2 * BN <= kConsumerThreads),
                 "FP8 route: MXFP4 (one scale per 32-K block), X from registers, a second accumulator set (BN <= 128),\n"
                 "one whole Y chunk per thread");
+  // B (the weights) in the prepacked bit order (format/weight_prepack.hpp,
+  // prepack_weights): the BF16 route of the dense, contiguous and masked
+  // layouts reads it, converting the weights' words with fewer instructions
+  // (X from registers with swap-AB, whole Y chunks without).
+  static constexpr bool kPrepackedB = kPrepackedB_;
+  static constexpr bool kPrepackable =
+      !kFp8 && (kLayout == Layout::kDense || kLayout == Layout::kContiguous || kLayout == Layout::kMasked);
+  using PrepackedB = GemmConfig<kNvfp4_, kLayout_, kSwap_, BN_, BK_, kStages_, kCtasPerSm_, kFp8_, kCluster_, true>;
+  static_assert(!kPrepackedB || kPrepackable, "prepacked weights: the BF16 route of the dense, contiguous and masked layouts");
   static_assert(BK == 128 || BK == 256, "BK is 128 or 256: an even number of 64-K sub-steps per stage keeps the\n"
                 "double-buffered A fragments and BF16 tiles at compile-time indices");
   static_assert(BK % (4 * kBlock) == 0, "a stage covers whole 128x4 scale chunks");
@@ -554,7 +563,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     }
     if (split == 1) {  // the whole chunk: every pair index is known at compile time
       uint4 pieces4[4];
-      logical_pieces<kNv>(it.raw, s0, s1, pieces4);
+      logical_pieces<kNv, Cfg::kPrepackedB && !Cfg::kSwap>(it.raw, s0, s1, pieces4);  // (Y = B without swap-AB)
 #pragma unroll
       for (int q = 0; q < 4; ++q) ptx::sts128(dst ^ (q << 4), pieces4[q]);
       return;
@@ -572,6 +581,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   constexpr int kYSplit = split_of(BN, kYThreads), kYItems = items_of(BN, kYThreads, kYSplit);
   static_assert(kXItems * 128 == 2 * 64 * kXSplit || Cfg::kXInRegs, "X items fill the threads exactly");
   static_assert(kYItems * kYThreads == 2 * BN * kYSplit, "Y items fill the threads exactly");
+  static_assert(!Cfg::kPrepackedB || Cfg::kSwap || kYSplit == 1, "prepacked weights as Y: whole chunks (logical_pieces)");
   ItemPlace xpl[kXItems > 0 ? kXItems : 1], ypl[kYItems];
   auto place_items = [&](std::int32_t xs_row0, std::int32_t ys_row0) {
 #pragma unroll
@@ -788,7 +798,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             std::uint32_t pairs[4];
-            scaled_pairs<kNv>(xw[cc][h], pair_scale_from_table<kNv>(xf[cc][h]), pairs);
+            scaled_pairs<kNv, Cfg::kPrepackedB && Cfg::kSwap>(xw[cc][h], pair_scale_from_table<kNv>(xf[cc][h]), pairs);
 #pragma unroll
             for (int s2 = 0; s2 < 2; ++s2) {
               afrag[buf][2 * cc + s2][h] = pairs[2 * s2];

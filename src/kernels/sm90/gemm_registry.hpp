@@ -33,6 +33,9 @@ struct KernelEntry {
   int max_split_k;    ///< 1: compiled without split-K; else any of 1, 2, 4, 8
   int max_m;          ///< most tokens (M) a call may have; 0: any (the gather tiles hold every token)
   LaunchFn launch;
+  /// The same tactic for B in the prepacked bit order (prepack_weights);
+  /// null where none is compiled (the FP8 route, the MoE layouts).
+  LaunchFn launch_prepacked = nullptr;
 };
 
 const std::vector<KernelEntry>& kernel_registry();

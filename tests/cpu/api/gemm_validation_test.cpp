@@ -85,6 +85,7 @@ const Rule kDenseRules[] = {
     {"d misaligned", [](GemmSetup& s) { s.d.data = reinterpret_cast<char*>(s.out) + 2; }, "d.data"},
     {"d overlaps a", [](GemmSetup& s) { s.d.data = s.a_data; s.d.dtype = DType::kBF16; }, "d.data"},
     {"d overlaps b scales", [](GemmSetup& s) { s.d.data = s.b_scales; }, "d.data"},
+    {"a prepacked", [](GemmSetup& s) { s.a.prepacked = true; }, "a.prepacked"},
 };
 
 class DenseRule : public ::testing::TestWithParam<Rule> {};
@@ -116,6 +117,28 @@ TEST(GemmRules, UncompiledTacticOverrideIsRefused) {
   } catch (const InvalidArgument& e) {
     EXPECT_EQ(e.argument(), "options.tactic");
     EXPECT_NE(std::string(e.what()).find("compiled"), std::string::npos);
+  }
+  EXPECT_TRUE(s.untouched());
+}
+
+TEST(GemmRules, PrepackedWeightsRefuseTheFp8Route) {
+  GemmSetup s;
+  s.a.format = s.b.format = Fp4Format::kMXFP4;
+  s.a.global_scale = s.b.global_scale = nullptr;
+  s.b.prepacked = true;
+  GemmTactic t;
+  t.block_n = 128;
+  t.block_k = 128;
+  t.stages = 8;
+  t.fp8 = true;
+  GemmOptions opt;
+  opt.tactic = &t;
+  try {
+    fp4_gemm_nt(s.a, s.b, s.d, nullptr, opt);
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "options.tactic") << e.what();
+    EXPECT_NE(std::string(e.what()).find("prepacked"), std::string::npos);
   }
   EXPECT_TRUE(s.untouched());
 }

@@ -71,6 +71,7 @@ const Fc2Rule kFc2Rules[] = {
     {"K differs", [](Fc2Setup& s) { s.b.cols = 128; }, "b.cols"},
     {"d rows", [](Fc2Setup& s) { s.d.rows = 3; }, "d.rows"},
     {"d overlaps alpha", [](Fc2Setup& s) { s.d.data = s.alpha_data; s.d.rows = s.a.rows = s.alpha.rows = 1; }, "d.data"},
+    {"b prepacked", [](Fc2Setup& s) { s.b.prepacked = true; }, "b.prepacked"},
 };
 
 class Fc2Rule_ : public ::testing::TestWithParam<Fc2Rule> {};

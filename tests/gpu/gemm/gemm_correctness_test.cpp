@@ -84,6 +84,48 @@ INSTANTIATE_TEST_SUITE_P(All, GemmAllTactics,
                                             ::testing::Values(GemmLayout::kDense, GemmLayout::kContiguous, GemmLayout::kMasked)),
                          case_name);
 
+// Weights prepacked (prepack_weights): every tactic compiled for them, on
+// shapes at and off tile multiples, against the float64 reference.
+TEST(GemmPrepackedWeights, EveryTacticMatchesReference) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  int ran = 0;
+  for (Fp4Format format : {Fp4Format::kNVFP4, Fp4Format::kMXFP4})
+    for (GemmLayout layout : {GemmLayout::kDense, GemmLayout::kContiguous, GemmLayout::kMasked})
+      for (const auto& e : kernels::kernel_registry()) {
+        if (e.format != format || e.layout != test_layout(layout) || !e.launch_prepacked) continue;
+        for (Fp4Content content : {Fp4Content::kRandom, Fp4Content::kIntegerValued}) {
+          GemmCase c;
+          c.format = format;
+          c.layout = layout;
+          c.out = ran % 3 == 2 && content == Fp4Content::kRandom ? DType::kBF16 : DType::kFP32;
+          c.content = content;
+          c.tactic = &e.tactic;
+          c.prepack_b = true;
+          if (layout == GemmLayout::kDense) {
+            c.m = ran % 2 ? 64 : 7;
+            c.n = ran % 2 ? 256 : 200;
+            c.k = ran % 2 ? 512 : 480;
+          } else if (layout == GemmLayout::kContiguous) {
+            c.groups = 3;
+            c.expert_rows = {130, 0, 5};
+            c.n = 256;
+            c.k = 384;
+          } else {
+            c.groups = 2;
+            c.m = 64;
+            c.masked_m = {1, 64};
+            c.n = 136;
+            c.k = 288;
+          }
+          SCOPED_TRACE(c.describe());
+          expect_gemm_ok(c, run_gemm_case(c, rng));
+          ++ran;
+        }
+      }
+  EXPECT_GE(ran, 2 * 2 * 3 * 5);  // every layout's five BF16-route tiles, both formats, both contents
+}
+
 // Outputs the epilogue's paired stores must not assume: D one element past
 // an aligned address with rows an odd number of elements apart (every pair
 // stored one by one), and an aligned D with N odd (pairs, then the last

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "fp4moe/codec.hpp"
+#include "fp4moe/quantize.hpp"
 #include "reference/reference_gemm.hpp"
 
 namespace fp4moe::test {
@@ -20,6 +21,7 @@ std::string GemmCase::describe() const {
     << " tactic=" << (tactic ? tactic->name() : "heuristic");
   if (ld_pad) o << " ld_pad=" << ld_pad;
   if (d_offset) o << " d_offset=" << d_offset;
+  if (prepack_b) o << " prepacked";
   return o.str();
 }
 
@@ -90,6 +92,7 @@ GemmResult run_gemm_case(const GemmCase& c, Rng& rng) {
   DeviceFp4 da(a), db(b);
   da.upload(a);
   db.upload(b);
+  if (c.prepack_b) db.t = prepack_weights(db.t, db.t.data, nullptr);
   const std::int64_t d_elems = d_groups * d_rows * ld;
   const std::size_t elem = dtype_size(c.out), lead = static_cast<std::size_t>(c.d_offset) * elem;
   DeviceBuffer<std::uint8_t> dd(static_cast<std::size_t>(d_elems) * elem + lead);

@@ -29,6 +29,7 @@ struct GemmCase {
   const GemmTactic* tactic = nullptr;
   int ld_pad = 0;                 ///< extra elements per row of D (checked untouched)
   int d_offset = 0;               ///< D starts this many elements into its buffer (those checked untouched)
+  bool prepack_b = false;         ///< B goes through prepack_weights (in place on the device) first
   std::string describe() const;
 };
 
