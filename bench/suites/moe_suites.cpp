@@ -2,7 +2,8 @@
 // workload (E = 256 experts of W = 256, N = 7168, M = 32..384), with dense
 // alpha and with alpha from uniform random top-8 routing, and cuBLASLt BF16
 // and FP8 on the same dense M x N x K shape in the same run. The tactic is
-// the entry point's (tuning cache, else heuristic).
+// the entry point's (tuning cache, else heuristic). Every row has a
+// "prepacked" twin: the same call on weights prepacked by prepack_weights.
 #include <algorithm>
 #include <memory>
 #include <random>
@@ -14,6 +15,7 @@
 #include "bench/suite.hpp"
 #include "common/cuda_check.hpp"
 #include "common/upload.hpp"
+#include "fp4moe/quantize.hpp"
 #include "api/gemm_dispatch.hpp"
 #include "fp4moe/moe.hpp"
 
@@ -83,10 +85,16 @@ void run_fc2_suite(SuiteContext& ctx, const std::string& suite, bool top_k) {
   std::mt19937_64 rng(2026);
   // Operands for the largest M; smaller M use the leading rows (the 128x4
   // scale layout of the first M rows is a prefix).
+  // Each B also prepacked (prepack_weights): every row has a "prepacked"
+  // twin timed right after it.
   std::vector<std::unique_ptr<DeviceFp4Tensor>> a_of, b_of;
+  std::vector<std::unique_ptr<DeviceAlloc>> b_prepacked_data;
+  std::vector<Fp4Tensor> b_prepacked;
   for (Fp4Format f : kFormats) {
     a_of.push_back(std::make_unique<DeviceFp4Tensor>(f, kMaxM, kK, 1, 303, st));
     b_of.push_back(std::make_unique<DeviceFp4Tensor>(f, kN, kK, 1, 404, st));
+    b_prepacked_data.push_back(std::make_unique<DeviceAlloc>(static_cast<std::size_t>(b_of.back()->tensor().data_bytes())));
+    b_prepacked.push_back(prepack_weights(b_of.back()->tensor(), b_prepacked_data.back()->p, st));
   }
   DeviceAlloc d(static_cast<std::size_t>(kMaxM * kN * 2));
   DeviceAlloc alpha_dev(static_cast<std::size_t>(kMaxM * kExperts * 4));
@@ -113,18 +121,22 @@ void run_fc2_suite(SuiteContext& ctx, const std::string& suite, bool top_k) {
       r.tensor_ceiling = CeilingKind::kBf16Tensor;  // exact FP4 on the BF16 route
       GemmOptions options;  // the routing, as an engine that knows its top-k says
       options.moe_top_k = top_k ? int(kTopK) : 0;
-      Row& added = ctx.add(r, [&](cudaStream_t s) { moe_dense_fc2(a, b, av, kWidth, dv, s, options); });
-      // What moe_dense_fc2 ran (the tuning cache's tactic or the heuristic's),
-      // and the fewest bytes at its token tile.
-      // The gathered formulation reads every used expert's B slice and
-      // every token's rows of its experts once (a token tile of one), and
-      // multiplies only those rows: its work is 2·nnz(alpha)·N·W.
-      const GemmTactic& ran = detail::last_planned_tactic().tactic;
-      added.tactic = last_tactic_text() + (top_k && !ran.moe_gather ? " skip" : "");
-      added.bytes = skipping_bytes(alpha, m, ran.moe_gather ? 1 : ran.swap_ab ? ran.block_n : 128, f);
-      if (ran.moe_gather)
-        added.flops = 2.0 * double(std::count_if(alpha.begin(), alpha.end(), [](float v) { return v != 0.0f; })) * kN * kWidth;
-      ours.push_back(ctx.rows.size() - 1);
+      for (const Fp4Tensor* bt : {&b, static_cast<const Fp4Tensor*>(&b_prepacked[fi])}) {
+        Row rb = r;
+        if (bt->prepacked) rb.name += " prepacked";
+        Row& added = ctx.add(rb, [&](cudaStream_t s) { moe_dense_fc2(a, *bt, av, kWidth, dv, s, options); });
+        // What moe_dense_fc2 ran (the tuning cache's tactic or the heuristic's),
+        // and the fewest bytes at its token tile.
+        // The gathered formulation reads every used expert's B slice and
+        // every token's rows of its experts once (a token tile of one), and
+        // multiplies only those rows: its work is 2·nnz(alpha)·N·W.
+        const GemmTactic& ran = detail::last_planned_tactic().tactic;
+        added.tactic = last_tactic_text() + (top_k && !ran.moe_gather ? " skip" : "");
+        added.bytes = skipping_bytes(alpha, m, ran.moe_gather ? 1 : ran.swap_ab ? ran.block_n : 128, f);
+        if (ran.moe_gather)
+          added.flops = 2.0 * double(std::count_if(alpha.begin(), alpha.end(), [](float v) { return v != 0.0f; })) * kN * kWidth;
+        ours.push_back(ctx.rows.size() - 1);
+      }
     }
     if (ours.empty()) continue;
     add_peer_rows(ctx, suite, suite + " dense " + shape, m, kN, kK, 1, ours);

@@ -13,8 +13,8 @@ namespace fp4moe::detail {
 inline void check_fp4_tensor(const ArgCheck& c, const Fp4Tensor& t, const std::string& name,
                              bool device, bool prepacked_ok = false) {
   c.require(!t.prepacked || prepacked_ok, name + ".prepacked",
-            "must be false: only the B operand (weights) of fp4_gemm_nt and the m-grouped GEMMs reads the "
-            "prepacked bit order");
+            "must be false: only the B operand (weights) of fp4_gemm_nt, the m-grouped GEMMs and moe_dense_fc2 "
+            "reads the prepacked bit order");
   c.require(valid_format(t.format), name + ".format", "must be kNVFP4 or kMXFP4");
   c.require(valid_layout(t.scale_layout), name + ".scale_layout", "must be kRowMajor or kTiled128x4");
   c.not_null(t.data, name + ".data");

@@ -77,7 +77,7 @@ void run_gathered_fc2(const detail::GemmPlan& pl, const Fp4Tensor& a, const Fp4T
 void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alpha, int expert_width, const MatrixView& d,
                    cudaStream_t stream, const GemmOptions& options) {
   const ArgCheck c("moe_dense_fc2");
-  detail::check_operands(c, a, b);
+  detail::check_operands(c, a, b, /*b_prepacked_ok=*/true);
   c.require(a.groups == 1, "a.groups", "must be 1 (A is [M, E*W])", std::to_string(a.groups));
   c.require(b.groups == 1, "b.groups", "must be 1 (B is [N, E*W])", std::to_string(b.groups));
   check_alpha(c, alpha, a.rows);
@@ -93,7 +93,7 @@ void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alp
             "d.data", "must not overlap alpha.data");
   TuneShape call{GemmOp::kMoeFc2, a.format, detail::output_of(d.dtype), a.rows, b.rows, a.cols, alpha.cols};
   call.expert_width = expert_width;
-  const auto pl = detail::plan_gemm(c, call, a.rows, options);
+  const auto pl = detail::plan_gemm(c, call, a.rows, options, b.prepacked);
   if (a.rows == 0 || b.rows == 0) return;
   if (pl.kernel->tactic.moe_gather) {
     run_gathered_fc2(pl, a, b, alpha, expert_width, d, stream);

@@ -44,6 +44,7 @@
 #include <cuda_bf16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/sm90/fp4_dequant.cuh"
 #include "kernels/sm90/gather_accumulator.cuh"
@@ -224,14 +225,13 @@ struct GemmConfig {
                 "FP8 route: MXFP4 (one scale per 32-K block), X from registers, a second accumulator set (BN <= 128),\n"
                 "one whole Y chunk per thread");
   // B (the weights) in the prepacked bit order (format/weight_prepack.hpp,
-  // prepack_weights): the BF16 route of the dense, contiguous and masked
-  // layouts reads it, converting the weights' words with fewer instructions
-  // (X from registers with swap-AB, whole Y chunks without).
+  // prepack_weights): the BF16 route of every layout but FC1's reads it,
+  // converting the weights' words with fewer instructions (X from registers
+  // with swap-AB, whole Y chunks without).
   static constexpr bool kPrepackedB = kPrepackedB_;
-  static constexpr bool kPrepackable =
-      !kFp8 && (kLayout == Layout::kDense || kLayout == Layout::kContiguous || kLayout == Layout::kMasked);
+  static constexpr bool kPrepackable = !kFp8 && kLayout != Layout::kMoeFc1;
   using PrepackedB = GemmConfig<kNvfp4_, kLayout_, kSwap_, BN_, BK_, kStages_, kCtasPerSm_, kFp8_, kCluster_, true>;
-  static_assert(!kPrepackedB || kPrepackable, "prepacked weights: the BF16 route of the dense, contiguous and masked layouts");
+  static_assert(!kPrepackedB || kPrepackable, "prepacked weights: the BF16 route, FC1 excepted");
   static_assert(BK == 128 || BK == 256, "BK is 128 or 256: an even number of 64-K sub-steps per stage keeps the\n"
                 "double-buffered A fragments and BF16 tiles at compile-time indices");
   static_assert(BK % (4 * kBlock) == 0, "a stage covers whole 128x4 scale chunks");
@@ -553,7 +553,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     it.f1 = in_k ? it.f1 : 0u;
     return it;
   };
-  auto store_item = [&](const Item& it, const ItemPlace& pl, int split, std::uint32_t bf16_buf) {
+  // (kOfB: the item is of B, the weights, which may be prepacked: Y without
+  // swap-AB; X items are always of A.)
+  auto store_item = [&](const Item& it, const ItemPlace& pl, int split, std::uint32_t bf16_buf, auto kOfB) {
     const PairScale s0 = pair_scale_from_table<kNv>(it.f0), s1 = pair_scale_from_table<kNv>(it.f1);
     const std::uint32_t dst = bf16_buf + pl.bf16;
     if (split == 8) {  // half of piece q: its words 2h, 2h + 1 (load_item's raw.x, raw.y)
@@ -563,7 +565,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     }
     if (split == 1) {  // the whole chunk: every pair index is known at compile time
       uint4 pieces4[4];
-      logical_pieces<kNv, Cfg::kPrepackedB && !Cfg::kSwap>(it.raw, s0, s1, pieces4);  // (Y = B without swap-AB)
+      logical_pieces<kNv, Cfg::kPrepackedB && decltype(kOfB)::value>(it.raw, s0, s1, pieces4);
 #pragma unroll
       for (int q = 0; q < 4; ++q) ptx::sts128(dst ^ (q << 4), pieces4[q]);
       return;
@@ -771,7 +773,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       for (int u = 0; u < kXItems; ++u) xi[u] = load_item(xpl[u], x_base, sub, k_stage, kXSplit);
       if constexpr (!kLoadsFirst) {
 #pragma unroll
-        for (int u = 0; u < kXItems; ++u) store_item(xi[u], xpl[u], kXSplit, xbuf);
+        for (int u = 0; u < kXItems; ++u) store_item(xi[u], xpl[u], kXSplit, xbuf, std::false_type{});
       }
       if (y_turn) {
 #pragma unroll
@@ -784,13 +786,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       if constexpr (Cfg::kXInRegs) load_x_factors(xcodes, sub, k_stage, xf);
       if constexpr (kLoadsFirst) {
 #pragma unroll
-        for (int u = 0; u < kXItems; ++u) store_item(xi[u], xpl[u], kXSplit, xbuf);
+        for (int u = 0; u < kXItems; ++u) store_item(xi[u], xpl[u], kXSplit, xbuf, std::false_type{});
       }
       if (y_turn) {
 #pragma unroll
         for (int g = 0; g < kYSubs; ++g)
 #pragma unroll
-          for (int u = 0; u < kYItems; ++u) store_item(yi[g][u], ypl[u], kYSplit, ybuf + g * Cfg::kYConvBytes);
+          for (int u = 0; u < kYItems; ++u) store_item(yi[g][u], ypl[u], kYSplit, ybuf + g * Cfg::kYConvBytes, std::bool_constant<!Cfg::kSwap>{});
       }
       if constexpr (Cfg::kXInRegs) {
 #pragma unroll

@@ -71,7 +71,7 @@ const Fc2Rule kFc2Rules[] = {
     {"K differs", [](Fc2Setup& s) { s.b.cols = 128; }, "b.cols"},
     {"d rows", [](Fc2Setup& s) { s.d.rows = 3; }, "d.rows"},
     {"d overlaps alpha", [](Fc2Setup& s) { s.d.data = s.alpha_data; s.d.rows = s.a.rows = s.alpha.rows = 1; }, "d.data"},
-    {"b prepacked", [](Fc2Setup& s) { s.b.prepacked = true; }, "b.prepacked"},
+    {"a prepacked", [](Fc2Setup& s) { s.a.prepacked = true; }, "a.prepacked"},
 };
 
 class Fc2Rule_ : public ::testing::TestWithParam<Fc2Rule> {};
@@ -154,6 +154,19 @@ TEST(MoeRules, Fc2GatherHoldsAtMostItsTokens) {
     EXPECT_NE(std::string(e.what()).find("tokens"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](float v) { return v == 7.0f; }));
+}
+
+TEST(MoeRules, Fc1RefusesPrepackedWeights) {
+  Fc2Setup s;  // its A and B serve as FC1 operands: the rule is checked first
+  s.b.prepacked = true;
+  alignas(16) float scale[1] = {1};
+  try {
+    moe_dense_fc1_swiglu(s.a, s.b, scale, s.d, nullptr);
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "b.prepacked") << e.what();
+  }
+  EXPECT_TRUE(s.untouched());
 }
 
 TEST(MoeRules, Fc2TopKHintWithinTheExperts) {

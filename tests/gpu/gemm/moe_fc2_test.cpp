@@ -11,6 +11,7 @@
 
 #include "common/device_info.hpp"
 #include "fp4moe/moe.hpp"
+#include "fp4moe/quantize.hpp"
 #include "gemm/gemm_test_util.hpp"
 #include "kernels/moe/block_experts.hpp"
 #include "kernels/sm90/gemm_registry.hpp"
@@ -33,13 +34,14 @@ struct Fc2Case {
   bool expert_major = false;  ///< alpha stored [E, M] (viewed with strides)
   const GemmTactic* tactic = nullptr;
   int repeats = 1;  ///< runs of the same call; every repeat must be bit-identical to the first
+  bool prepack_b = false;  ///< B goes through prepack_weights (in place on the device) first
   cudaStream_t stream = nullptr;
   std::string describe() const {
     std::ostringstream o;
     o << format_name(format) << " E=" << experts << " W=" << width << " M=" << m << " N=" << n
       << " out=" << dtype_name(out) << (content == Fp4Content::kIntegerValued ? " int" : "")
       << (alpha == AlphaKind::kTopK ? " topk" : " dense") << (expert_major ? " expert-major" : " token-major")
-      << " tactic=" << (tactic ? tactic->name() : "heuristic");
+      << " tactic=" << (tactic ? tactic->name() : "heuristic") << (prepack_b ? " prepacked" : "");
     return o.str();
   }
 };
@@ -85,6 +87,7 @@ test::GemmResult run_fc2(const Fc2Case& c, test::Rng& rng) {
   test::DeviceFp4 da(a), db(b);
   da.upload(a);
   db.upload(b);
+  if (c.prepack_b) db.t = prepack_weights(db.t, db.t.data, nullptr);
   test::DeviceBuffer<float> dalpha(stored.size());
   dalpha.upload(stored);
   MatrixView dev_alpha = host_alpha;
@@ -190,6 +193,39 @@ TEST_P(MoeFc2AllTactics, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(All, MoeFc2AllTactics, ::testing::Values(Fp4Format::kNVFP4, Fp4Format::kMXFP4),
                          [](const auto& info) { return std::string(format_name(info.param)); });
+
+// Weights prepacked (prepack_weights): every tile of both formulations
+// (the gathered one for routed alpha), split_k 1 and 2, against the float64
+// reference.
+TEST(MoeFc2, PrepackedWeightsEveryTile) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  int ran = 0;
+  for (Fp4Format format : {Fp4Format::kNVFP4, Fp4Format::kMXFP4})
+    for (const auto& e : kernels::kernel_registry()) {
+      if (e.format != format || e.layout != kernels::Layout::kMoeDense) continue;
+      ASSERT_NE(e.launch_prepacked, nullptr) << e.tactic.name();
+      for (int split : {1, 2}) {
+        if (split > e.max_split_k) continue;
+        GemmTactic t = e.tactic;
+        t.split_k = split;
+        Fc2Case c;
+        c.format = format;
+        c.experts = 8;
+        c.width = 256;
+        c.m = e.tactic.moe_gather ? 40 : (split == 1 ? 31 : 127);
+        c.n = 256;
+        c.alpha = e.tactic.moe_gather || split == 2 ? AlphaKind::kTopK : AlphaKind::kDense;
+        c.content = split == 1 ? Fp4Content::kIntegerValued : Fp4Content::kRandom;
+        c.tactic = &t;
+        c.prepack_b = true;
+        SCOPED_TRACE(c.describe());
+        test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
+        ++ran;
+      }
+    }
+  EXPECT_GE(ran, 2 * 10);
+}
 
 // Stream-K over several token tiles with routed alpha shares the work by the
 // experts each token tile uses (kernels/sm90/stream_k.hpp, weighted shares):
