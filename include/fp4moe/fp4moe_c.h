@@ -33,7 +33,7 @@ extern "C" {
 
 /* 2: the tuning functions and descriptors (fp4moe_tune_*); 3: fp4moe_tactic.moe_gather;
  * 4: fp4moe_tactic.fp8 and .cluster. */
-#define FP4MOE_C_ABI_VERSION 4
+#define FP4MOE_C_ABI_VERSION 5
 
 typedef enum {
   FP4MOE_OK = 0,
@@ -92,6 +92,7 @@ typedef struct {
   int64_t rows;
   int64_t cols; /* K, in elements */
   int64_t groups;
+  int32_t prepacked; /* 0, or 1: data in the prepacked bit order of fp4moe_prepack_weights (a GEMM's weights only) */
 } fp4moe_fp4_tensor;
 
 /* fp4moe::GemmTactic. A null tactic: the tuning cache's for the call if it has one, else the heuristic's. */
@@ -127,6 +128,9 @@ FP4MOE_C_API fp4moe_status fp4moe_quantize_mxfp4(const fp4moe_matrix* src, const
 /* Per-group amax of the finite elements into amax[groups] (device). */
 FP4MOE_C_API fp4moe_status fp4moe_compute_amax(const fp4moe_matrix* src, float* amax, void* stream);
 FP4MOE_C_API fp4moe_status fp4moe_dequantize(const fp4moe_fp4_tensor* src, const fp4moe_matrix* dst, void* stream);
+/* fp4moe::prepack_weights: writes weights->data's bits in the prepacked order into dst_data (may equal
+ * weights->data); the caller then passes a copy of *weights with data = dst_data and prepacked = 1. */
+FP4MOE_C_API fp4moe_status fp4moe_prepack_weights(const fp4moe_fp4_tensor* weights, void* dst_data, void* stream);
 FP4MOE_C_API fp4moe_status fp4moe_convert_scale_layout(const void* src, int32_t src_layout, void* dst, int32_t dst_layout,
                                                        int64_t rows, int64_t cols, int64_t groups, void* stream);
 /* g = 448*6 / amax (1 for 0 or non-finite amax). Cannot fail. */
@@ -138,6 +142,7 @@ FP4MOE_C_API fp4moe_status fp4moe_cpu_quantize_nvfp4(const fp4moe_matrix* src, c
                                                      const float* encode_scale);
 FP4MOE_C_API fp4moe_status fp4moe_cpu_quantize_mxfp4(const fp4moe_matrix* src, const fp4moe_fp4_tensor* dst);
 FP4MOE_C_API fp4moe_status fp4moe_cpu_dequantize(const fp4moe_fp4_tensor* src, const fp4moe_matrix* dst);
+FP4MOE_C_API fp4moe_status fp4moe_cpu_prepack_weights(const fp4moe_fp4_tensor* weights, void* dst_data);
 FP4MOE_C_API fp4moe_status fp4moe_cpu_convert_scale_layout(const void* src, int32_t src_layout, void* dst,
                                                            int32_t dst_layout, int64_t rows, int64_t cols,
                                                            int64_t groups);

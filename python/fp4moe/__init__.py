@@ -57,6 +57,7 @@ _TORCH_API = (
     "quantize_mxfp4",
     "compute_amax",
     "dequantize",
+    "prepack_weights",
     "nvfp4_global_encode_scale",
     "convert_scale_layout",
     "fp4_gemm_nt",
@@ -78,7 +79,8 @@ else:
     _torch_error = None
     from .gemm import CONTIGUOUS_ALIGNMENT, fp4_gemm_nt, m_grouped_fp4_gemm_nt_contiguous, m_grouped_fp4_gemm_nt_masked
     from .moe import moe_dense_fc1_swiglu, moe_dense_fc1_swiglu_nvfp4, moe_dense_fc2, moe_routing_alpha
-    from .quantize import compute_amax, dequantize, nvfp4_global_encode_scale, quantize_mxfp4, quantize_nvfp4
+    from .quantize import (compute_amax, dequantize, nvfp4_global_encode_scale, prepack_weights, quantize_mxfp4,
+                           quantize_nvfp4)
     from .scale_layout import convert_scale_layout
     from .tensor import Fp4Tensor, empty_fp4
     from . import cpu  # noqa: F401

@@ -12,7 +12,7 @@ from . import _library
 from .errors import CudaError, Fp4moeError, InternalError, InvalidArgumentError, LibraryError, OutOfMemoryError
 
 #: The FP4MOE_C_ABI_VERSION this package was written for.
-ABI_VERSION = 4
+ABI_VERSION = 5
 
 # fp4moe_status
 OK, ERROR_INVALID_ARGUMENT, ERROR_CUDA, ERROR_OUT_OF_MEMORY, ERROR_LIBRARY, ERROR_INTERNAL = range(6)
@@ -55,6 +55,7 @@ class Fp4(ctypes.Structure):
         ("rows", c_int64),
         ("cols", c_int64),
         ("groups", c_int64),
+        ("prepacked", c_int32),
     ]
 
 
@@ -139,10 +140,12 @@ _PROTOTYPES = {
     "fp4moe_quantize_mxfp4": (c_int32, [_M, _F, c_void_p]),
     "fp4moe_compute_amax": (c_int32, [_M, _FP, c_void_p]),
     "fp4moe_dequantize": (c_int32, [_F, _M, c_void_p]),
+    "fp4moe_prepack_weights": (c_int32, [_F, c_void_p, c_void_p]),
     "fp4moe_convert_scale_layout": (c_int32, [c_void_p, c_int32, c_void_p, c_int32, c_int64, c_int64, c_int64, c_void_p]),
     "fp4moe_cpu_quantize_nvfp4": (c_int32, [_M, _F, _FP]),
     "fp4moe_cpu_quantize_mxfp4": (c_int32, [_M, _F]),
     "fp4moe_cpu_dequantize": (c_int32, [_F, _M]),
+    "fp4moe_cpu_prepack_weights": (c_int32, [_F, c_void_p]),
     "fp4moe_cpu_convert_scale_layout": (c_int32, [c_void_p, c_int32, c_void_p, c_int32, c_int64, c_int64, c_int64]),
     "fp4moe_fp4_gemm_nt": (c_int32, [_F, _F, _M, _T, c_void_p]),
     "fp4moe_m_grouped_fp4_gemm_nt_contiguous": (c_int32, [_F, _F, _M, _I32P, _T, c_void_p]),

@@ -25,6 +25,7 @@ def fp4(t) -> _capi.Fp4:
         rows=t.rows,
         cols=t.cols,
         groups=t.groups,
+        prepacked=int(t.prepacked),
     )
 
 

@@ -58,6 +58,22 @@ def dequantize(t: Fp4Tensor, dtype: torch.dtype = torch.float32, *, out: torch.T
     return out
 
 
+def prepack_weights(t: Fp4Tensor, *, out: torch.Tensor = None) -> Fp4Tensor:
+    """fp4moe.prepack_weights on the CPU."""
+    c = Checker("cpu::prepack_weights")
+    c.require(not t.prepacked, "t", "is already prepacked")
+    c.cpu_device({"t.data": t.data, "out": out})
+    if out is None:
+        out = torch.empty_like(t.data, dtype=torch.uint8)
+    else:
+        c.tensor(out, "out", (torch.uint8,))
+        c.require(out.shape == t.data.shape and out.is_contiguous(), "out", f"must be contiguous of shape {tuple(t.data.shape)}",
+                  f"{tuple(out.shape)}")
+    if t.data.numel() > 0:
+        call("fp4moe_cpu_prepack_weights", fp4(t), out.data_ptr())
+    return Fp4Tensor(out, t.scales, t.global_scale, scale_layout=t.scale_layout, format=t.format, prepacked=True)
+
+
 def convert_scale_layout(scales: torch.Tensor, rows: int, scale_cols: int, src_layout: str, dst_layout: str, *,
                          groups: int = 1, out: torch.Tensor = None) -> torch.Tensor:
     """fp4moe.convert_scale_layout on the CPU."""

@@ -85,6 +85,27 @@ def dequantize(t: Fp4Tensor, dtype: torch.dtype = torch.bfloat16, *, out: torch.
     return out
 
 
+def prepack_weights(t: Fp4Tensor, *, out: torch.Tensor = None) -> Fp4Tensor:
+    """The weights t in the prepacked bit order (fp4moe::prepack_weights): a
+    one-time step at weight load after which the GEMMs (fp4_gemm_nt, both
+    m-grouped GEMMs, moe_dense_fc2) convert them with fewer instructions.
+    Returns a new Fp4Tensor whose data is `out` (a uint8 tensor like t.data,
+    which may be t.data itself: in place) or a new tensor; scales and global
+    scale are t's."""
+    c = Checker("prepack_weights")
+    c.require(not t.prepacked, "t", "is already prepacked")
+    device = c.cuda_device({"t.data": t.data, "t.scales": t.scales, "t.global_scale": t.global_scale, "out": out})
+    if out is None:
+        out = torch.empty_like(t.data, dtype=torch.uint8)
+    else:
+        c.tensor(out, "out", (torch.uint8,))
+        c.require(out.shape == t.data.shape and out.is_contiguous(), "out", f"must be contiguous of shape {tuple(t.data.shape)}",
+                  f"{tuple(out.shape)}")
+    if t.data.numel() > 0:
+        launch(device, "fp4moe_prepack_weights", fp4(t), out.data_ptr())
+    return Fp4Tensor(out, t.scales, t.global_scale, scale_layout=t.scale_layout, format=t.format, prepacked=True)
+
+
 def nvfp4_global_encode_scale(amax: float) -> float:
     """g = 448*6 / amax; 1 when amax is 0 or not finite (host arithmetic, no launch)."""
     return float(_capi.lib.fp4moe_nvfp4_global_encode_scale(float(amax)))

@@ -30,14 +30,16 @@ class Fp4Tensor:
                   (a tensor with `groups` elements, e.g. a 0-d tensor for one
                   matrix); MXFP4: None.
     format        "nvfp4" or "mxfp4"; by default read off the scales' dtype.
+    prepacked     True when `data` holds the prepacked bit order that
+                  prepack_weights() writes (GEMM weights only).
 
     The tensors stay the caller's: nothing is copied. GEMMs read tiled scales;
     `to_tiled()` converts once (do that to weights at load time).
     """
 
-    __slots__ = ("data", "scales", "global_scale", "format", "scale_layout")
+    __slots__ = ("data", "scales", "global_scale", "format", "scale_layout", "prepacked")
 
-    def __init__(self, data, scales, global_scale=None, *, scale_layout, format=None):
+    def __init__(self, data, scales, global_scale=None, *, scale_layout, format=None, prepacked=False):
         c = Checker("Fp4Tensor")
         c.require(scale_layout in LAYOUTS, "scale_layout", f"must be '{ROW_MAJOR}' or '{TILED_128X4}'", repr(scale_layout))
         c.tensor(data, "data", _dtypes.PACKED_FP4, ndims=(2, 3))
@@ -68,6 +70,7 @@ class Fp4Tensor:
                 c.require(t.device == data.device, name, f"must be on the device of 'data' ({data.device})", f"{t.device}")
         self.data, self.scales, self.global_scale = data, scales, global_scale
         self.format, self.scale_layout = format, scale_layout
+        self.prepacked = bool(prepacked)
 
     @property
     def rows(self) -> int:
@@ -100,7 +103,8 @@ class Fp4Tensor:
         return self.cols // block_size(self.format)
 
     def with_scales(self, scales: torch.Tensor, scale_layout: str) -> "Fp4Tensor":
-        return Fp4Tensor(self.data, scales, self.global_scale, scale_layout=scale_layout, format=self.format)
+        return Fp4Tensor(self.data, scales, self.global_scale, scale_layout=scale_layout, format=self.format,
+                         prepacked=self.prepacked)
 
     def to_tiled(self) -> "Fp4Tensor":
         """The same matrix with 128x4-tiled scales (self if they already are).
@@ -126,7 +130,7 @@ class Fp4Tensor:
 
     def __repr__(self) -> str:
         return (f"Fp4Tensor({self.format}, shape={self.shape}, scales={self.scale_layout}, "
-                f"device={self.device})")
+                f"device={self.device}{', prepacked' if self.prepacked else ''})")
 
 
 def empty_fp4(shape, format: str, *, scale_layout: str = TILED_128X4, device=None) -> Fp4Tensor:

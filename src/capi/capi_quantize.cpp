@@ -47,6 +47,13 @@ fp4moe_status fp4moe_dequantize(const fp4moe_fp4_tensor* src, const fp4moe_matri
   });
 }
 
+fp4moe_status fp4moe_prepack_weights(const fp4moe_fp4_tensor* weights, void* dst_data, void* stream) {
+  return guarded([&] {
+    const ArgCheck c("prepack_weights");
+    fp4moe::prepack_weights(fp4_tensor(c, weights, "weights"), dst_data, stream_of(stream));
+  });
+}
+
 fp4moe_status fp4moe_convert_scale_layout(const void* src, int32_t src_layout, void* dst, int32_t dst_layout,
                                           int64_t rows, int64_t cols, int64_t groups, void* stream) {
   return guarded([&] {
@@ -84,6 +91,13 @@ fp4moe_status fp4moe_cpu_dequantize(const fp4moe_fp4_tensor* src, const fp4moe_m
     const auto s = fp4_tensor(c, src, "src");
     const auto d = matrix_view(c, dst, "dst");
     fp4moe::cpu::dequantize(s, d);
+  });
+}
+
+fp4moe_status fp4moe_cpu_prepack_weights(const fp4moe_fp4_tensor* weights, void* dst_data) {
+  return guarded([&] {
+    const ArgCheck c("cpu::prepack_weights");
+    fp4moe::cpu::prepack_weights(fp4_tensor(c, weights, "weights"), dst_data);
   });
 }
 

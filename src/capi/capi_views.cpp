@@ -50,6 +50,8 @@ Fp4Tensor fp4_tensor(const detail::ArgCheck& c, const fp4moe_fp4_tensor* t, cons
   v.rows = t->rows;
   v.cols = t->cols;
   v.groups = t->groups;
+  c.require(t->prepacked == 0 || t->prepacked == 1, name + ".prepacked", "must be 0 or 1", std::to_string(t->prepacked));
+  v.prepacked = t->prepacked == 1;
   return v;
 }
 

@@ -22,7 +22,7 @@ def test_versions_match_the_project():
     version = re.search(r"project\(fp4moe VERSION ([0-9.]+)", cmake).group(1)
     assert fp4moe.__version__ == version
     assert fp4moe.library_version() == version
-    assert fp4moe.abi_version() == _capi.ABI_VERSION == 4
+    assert fp4moe.abi_version() == _capi.ABI_VERSION == 5
 
 
 @pytest.mark.skipif(shutil.which("nm") is None, reason="needs nm (binutils)")

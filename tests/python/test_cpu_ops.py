@@ -128,3 +128,32 @@ def test_torch_native_fp4_dtypes_are_accepted(rng):
                               scale_layout=fp4moe.ROW_MAJOR)
     assert native.format == fp4moe.MXFP4
     assert torch.equal(fp4moe.cpu.dequantize(native), fp4moe.cpu.dequantize(t))
+
+
+def _prepacked_word(w: int) -> int:
+    """The prepacked bit order, spelt out independently of the library
+    (src/format/weight_prepack.hpp): bit b (m, e0, e1, sign) of element i goes
+    to the place its raw BF16 pair reads it from."""
+    out = 0
+    for i in range(8):
+        for b in range(4):
+            target = (15 if b == 3 else 6 + b) + (16 if i >= 4 else 0)
+            place = {0: target, 1: (target + 4) % 32, 2: target - 6}.get(i % 4, target + 6 if b == 2 else target - 2)
+            out |= ((w >> (4 * i + b)) & 1) << place
+    return out
+
+
+def test_prepack_weights_permutes_the_bits_of_every_word(rng):
+    t = ref.random_fp4((2, 64, 256), fp4moe.NVFP4, generator=rng, scale_layout=fp4moe.TILED_128X4)
+    p = fp4moe.cpu.prepack_weights(t)
+    assert p.prepacked and not t.prepacked and p.scales is t.scales and "prepacked" in repr(p)
+    words = t.data.contiguous().view(torch.int32).flatten().tolist()
+    got = p.data.contiguous().view(torch.int32).flatten().tolist()
+    assert [g & 0xFFFFFFFF for g in got] == [_prepacked_word(w & 0xFFFFFFFF) for w in words]
+    same = t.data.clone()
+    fp4moe.cpu.prepack_weights(fp4moe.Fp4Tensor(same, t.scales, t.global_scale, scale_layout=t.scale_layout), out=same)
+    assert torch.equal(same, p.data), "in place"
+    with pytest.raises(fp4moe.InvalidArgumentError, match="already prepacked"):
+        fp4moe.cpu.prepack_weights(p)
+    with pytest.raises(fp4moe.InvalidArgumentError, match="prepacked"):
+        fp4moe.cpu.dequantize(p)

@@ -116,3 +116,21 @@ def test_grouped_masked(rng, fmt, out_dtype):
         for g, rows in enumerate(masked):
             ref.assert_close(out[g, :rows], want[g, :rows], out_dtype, f"group {g}")
             assert torch.isnan(out[g, rows:]).all(), f"group {g}: rows past masked_m written"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_prepacked_weights_give_the_same_products(rng, fmt):
+    """prepack_weights: dense (decode and prefill shapes) and masked, the
+    heuristic's tactic on the prepacked weights against the standard ones."""
+    for m, n, k in [(8, 512, 1024), (300, 512, 1024)]:
+        a, b = operands(rng, (m, k), (n, k), fmt)
+        p = fp4moe.prepack_weights(b)
+        assert p.prepacked and not torch.equal(p.data, b.data)
+        assert torch.equal(fp4moe.fp4_gemm_nt(a, p, out_dtype=torch.float32),
+                           fp4moe.fp4_gemm_nt(a, b, out_dtype=torch.float32)), f"{fmt} {m}x{n}x{k}"
+    a, b = operands(rng, (3, 64, 512), (3, 256, 512), fmt)
+    masked_m = torch.tensor([64, 1, 0], dtype=torch.int32, device="cuda")
+    want = fp4moe.m_grouped_fp4_gemm_nt_masked(a, b, masked_m, expected_m=64, out_dtype=torch.float32)
+    got = fp4moe.m_grouped_fp4_gemm_nt_masked(a, fp4moe.prepack_weights(b), masked_m, expected_m=64,
+                                               out_dtype=torch.float32)
+    assert torch.equal(got[0], want[0]) and torch.equal(got[1, :1], want[1, :1])
