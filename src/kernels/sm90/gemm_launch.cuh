@@ -31,6 +31,8 @@ void launch_gemm(const LaunchArgs& args) {
   // tests/gpu/kernels/tma_store_test.cu); otherwise the kernel stores from
   // registers.
   GemmParams params = args.params;
+  constexpr int kOutCols = TileScheduler<Cfg::kLayout, Cfg::BT, Cfg::BW>::kOutCols;
+  params.n_blocks_div = detail::FastDivmod(static_cast<std::uint32_t>(std::max(1, (params.n + kOutCols - 1) / kOutCols)));
   CUtensorMap td{};
   if constexpr (Cfg::kTmaStores) {
     params.d_tma = params.d_is_bf16 && reinterpret_cast<std::uintptr_t>(params.d) % 16 == 0 && params.ldd % 8 == 0 &&

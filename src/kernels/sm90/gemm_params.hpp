@@ -9,6 +9,8 @@
 
 #include <cstdint>
 
+#include "common/fast_divmod.hpp"
+
 namespace fp4moe::kernels {
 
 /// kMoeDense: one group like kDense, but K is E experts of W columns each and
@@ -49,6 +51,10 @@ struct GemmParams {
   std::int64_t d_group_stride = 0; ///< masked layout: elements between groups of D
   bool d_is_bf16 = true;
   bool d_tma = false;              ///< D is stored by TMA (the launcher built its tensor map: BF16, 16-byte rows)
+  /// Division by the tile scheduler's weight blocks per group, set by the
+  /// launcher (a work item's tile index splits into token and weight block
+  /// by a multiply-high instead of a division sequence, per tile and thread).
+  detail::FastDivmod n_blocks_div;
   std::int32_t split_k = 1;        ///< K slices per output tile; 0: stream-K (stream_k.hpp)
   std::int32_t split_slots = 1;    ///< partial tiles kept per output tile: split_k, or stream-K's max_slots
   float* split_partials = nullptr; ///< [output tiles][split_slots][BM·BN] FP32 (tiles with several contributors)

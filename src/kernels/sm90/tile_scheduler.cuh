@@ -109,6 +109,11 @@ struct TileScheduler {
       return true;
     }
     const std::int32_t id = blockIdx.x + i * static_cast<std::int32_t>(gridDim.x);
+    if (p.split_k == 1) {  // (no division)
+      if (id >= tiles) return false;
+      t = tile(id);
+      return true;
+    }
     if (id >= tiles * p.split_k) return false;
     t = tile(id / p.split_k);
     t.slot = id % p.split_k;
@@ -134,7 +139,8 @@ struct TileScheduler {
     const std::int32_t t_blocks = tiles / n_blocks, pairs = (t_blocks + 1) / 2 * n_blocks;
     const std::int32_t id = static_cast<std::int32_t>(blockIdx.x / 2 + i * (gridDim.x / 2));
     if (id >= pairs) return false;
-    const std::int32_t tb = 2 * (id / n_blocks) + static_cast<std::int32_t>(rank), wb = id % n_blocks;
+    const std::int32_t q = static_cast<std::int32_t>(p.n_blocks_div.div(static_cast<std::uint32_t>(id)));
+    const std::int32_t tb = 2 * q + static_cast<std::int32_t>(rank), wb = id - q * n_blocks;
     if constexpr (kLayout == Layout::kDense) {
       t = tile(tb * n_blocks + wb);
       t.multicast = true;
@@ -161,11 +167,22 @@ struct TileScheduler {
     t.slot = 0;
     t.slots = 1;
     t.multicast = false;
-    const std::int32_t tb = index / n_blocks, wb = index % n_blocks;
+    const std::int32_t tb = static_cast<std::int32_t>(p.n_blocks_div.div(static_cast<std::uint32_t>(index)));
+    const std::int32_t wb = index - tb * n_blocks;
     t.n0 = wb * kOutCols;
     if constexpr (kLayout == Layout::kMasked) {
-      std::int32_t g = 0;
-      while (prefix[g + 1] <= tb) ++g;
+      // The group g with prefix[g] <= tb < prefix[g + 1] (groups without
+      // blocks repeat a prefix value), by bisection: a linear walk cost ~16
+      // shared loads a tile at 32 groups (ncu, docs/PERF.md stop 22).
+      std::int32_t g = 0, hi = p.groups;
+      while (hi - g > 1) {
+        const std::int32_t mid = (g + hi) / 2;
+        if (prefix[mid] <= tb) {
+          g = mid;
+        } else {
+          hi = mid;
+        }
+      }
       t.group = g;
       t.m0 = (tb - prefix[g]) * BT;
       t.m_end = p.masked_m[g] < p.m ? p.masked_m[g] : p.m;

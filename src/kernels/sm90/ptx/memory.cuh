@@ -62,13 +62,19 @@ __device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, std::u
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
 }
 /// Spins until the phase with the given parity has completed.
+/// Waits for the phase of `bar` with this parity to complete. Each try_wait
+/// suspends the thread until the phase completes or a time limit passes; an
+/// explicit 10 ms limit, because with the default one (short, on an H200) a
+/// waiting producer warp re-issued its try_wait loop ~1.3 M times in a 125 µs
+/// decode GEMM, 9% of all instructions the kernel executed, all on one SM
+/// sub-partition (ncu, docs/PERF.md stop 22).
 __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, std::uint32_t parity) {
   asm volatile(
       "{\n.reg .pred done;\n"
       "wait_%=:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1, %2;\n"
       "@!done bra wait_%=;\n}\n" ::"r"(smem_addr(bar)),
-      "r"(parity)
+      "r"(parity), "n"(10000000)
       : "memory");
 }
 
