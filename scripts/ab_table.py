@@ -14,7 +14,7 @@ for d in sys.argv[1:]:
         if var not in variants:
             variants.append(var)
         for line in open(f):
-            m = re.match(r"(\S.*?)\s{2,}fp4moe\s+([\d.]+)\s+\S+\s+\S+\s+([\d.]+% \w+)\s+(\S+)\s+(\S+)\s+(.*)$", line)
+            m = re.match(r"(\S.*?)\s+fp4moe\s+([\d.]+)\s+\S+\s+\S+\s+([\d.]+% \w+)\s+(\S+)\s+(\S+)\s+(.*)$", line)
             if not m:
                 continue
             row, t = m.group(1).strip(), float(m.group(2))
