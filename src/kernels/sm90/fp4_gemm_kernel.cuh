@@ -924,7 +924,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       for (;;) {  // one pass per iteration
         const int s0 = it % kStages;
         ptx::mbar_wait(&full[s0], (it / kStages) & 1);
-        const GatherStageHeader h = *reinterpret_cast<const GatherStageHeader*>(smem + s0 * Cfg::kStageBytes + Cfg::kOffHeader);
+        // The header by ld.shared (a generic load here sat on the pass's critical path: ncu).
+        GatherStageHeader h;
+        {
+          const std::uint32_t hdr = smem_base + s0 * Cfg::kStageBytes + Cfg::kOffHeader;
+          const uint4 h0 = ptx::lds128(hdr), h1 = ptx::lds128(hdr + 16);
+          h.kb = std::int32_t(h0.x);
+          h.flags = h0.y;
+          h.owner = std::int32_t(h0.z);
+          h.expert = std::int32_t(h0.w);
+          h.slot0 = std::int32_t(h1.x);
+          h.valid = std::int32_t(h1.y);
+        }
         if (h.flags & kGatherTileEnd) {
           ptx::mbar_arrive(&empty[s0]);
           ++it;
@@ -963,7 +974,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         }
         ptx::wgmma_wait<0>();
         ptx::mbar_wait(&order[wg], order_waits++ & 1);
-        gather_add_pass<Cfg>(acc_smem, expert_acc, tok, wgt, valid, j, x_r0);
+        gather_add_pass<Cfg>(ptx::smem_addr(acc_smem), expert_acc, tok, wgt, valid, j, x_r0);
         ptx::mbar_arrive(&order[(wg + 1) % Cfg::kConsumers]);
       }
       gather_store_tile<Cfg>(p, t, acc_smem, ctid);

@@ -27,8 +27,10 @@
 
 namespace fp4moe::kernels {
 
+/// (acc: the accumulator's shared-memory address; ld/st.shared, where a
+/// generic pointer made every access a generic load and store.)
 template <class Cfg>
-__device__ __forceinline__ void gather_add_pass(float* acc_smem, const float (&pass_acc)[Cfg::BN / 2],
+__device__ __forceinline__ void gather_add_pass(std::uint32_t acc, const float (&pass_acc)[Cfg::BN / 2],
                                                 const int2 (&tok)[Cfg::BN / 8], const float2 (&wgt)[Cfg::BN / 8],
                                                 int valid, int j, int x_r0) {
 #pragma unroll
@@ -40,8 +42,8 @@ __device__ __forceinline__ void gather_add_pass(float* acc_smem, const float (&p
       const float a = e ? wgt[c].y : wgt[c].x;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {  // rows x_r0, x_r0 + 8: accumulator index 4c + 2h + e
-        float* cell = acc_smem + m * Cfg::kGatherAccStride + x_r0 + 8 * h;
-        *cell = fmaf(a, pass_acc[4 * c + 2 * h + e], *cell);
+        const std::uint32_t cell = acc + 4u * std::uint32_t(m * Cfg::kGatherAccStride + x_r0 + 8 * h);
+        ptx::sts32(cell, __float_as_uint(fmaf(a, pass_acc[4 * c + 2 * h + e], __uint_as_float(ptx::lds32(cell)))));
       }
     }
   }

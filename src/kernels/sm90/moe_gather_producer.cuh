@@ -13,6 +13,7 @@
 // A header-only stage ends each tile.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/sm90/gemm_params.hpp"
@@ -35,6 +36,11 @@ struct GatherStageHeader {
   std::int32_t valid;   ///< slots of the pass holding tokens: min(BT, count_e − slot0)
   std::int32_t pad[2];
 };
+// (The consumers read a header as two 16-byte shared loads, fields in this order.)
+static_assert(sizeof(GatherStageHeader) == 32 && offsetof(GatherStageHeader, flags) == 4 &&
+                  offsetof(GatherStageHeader, owner) == 8 && offsetof(GatherStageHeader, expert) == 12 &&
+                  offsetof(GatherStageHeader, slot0) == 16 && offsetof(GatherStageHeader, valid) == 20,
+              "GatherStageHeader layout");
 constexpr std::uint32_t kGatherTileEnd = 1;  ///< no data: the tile's epilogue follows
 
 template <class Cfg, class Scheduler, class LoadStage>
