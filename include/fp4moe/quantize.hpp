@@ -67,9 +67,10 @@ void convert_scale_layout(const void* src, ScaleLayout src_layout, void* dst,
 /// (weights.data_bytes() bytes; may be weights.data itself, in place) and
 /// returns `weights` with data = dst_data and prepacked = true (its scales
 /// and global scales are still those of `weights`). A one-time step at weight
-/// load: only the B operand of fp4_gemm_nt, m_grouped_fp4_gemm_nt_contiguous
-/// and m_grouped_fp4_gemm_nt_masked accepts the result (the MXFP4 FP8-route
-/// tactic does not); everything else refuses prepacked tensors.
+/// load: only the B operand of fp4_gemm_nt, m_grouped_fp4_gemm_nt_contiguous,
+/// m_grouped_fp4_gemm_nt_masked and moe_dense_fc2 accepts the result (the
+/// MXFP4 FP8-route tactic does not); everything else, FC1 included, refuses
+/// prepacked tensors.
 Fp4Tensor prepack_weights(const Fp4Tensor& weights, void* dst_data, cudaStream_t stream);
 
 // ----------------------------------------------------------------- CPU ----

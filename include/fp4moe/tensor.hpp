@@ -41,8 +41,8 @@ struct MatrixView {
 ///
 /// `prepacked`: the bits of every 32-bit word of `data` are in the prepacked
 /// order that prepack_weights() writes (same bytes per row, same scales);
-/// only the B operand (weights) of fp4_gemm_nt and the m-grouped GEMMs
-/// accepts such a tensor.
+/// only the B operand (weights) of fp4_gemm_nt, the m-grouped GEMMs and
+/// moe_dense_fc2 accepts such a tensor.
 struct Fp4Tensor {
   void* data = nullptr;
   void* scales = nullptr;

@@ -164,7 +164,8 @@ GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call_in, std::int64_t m_r
       source = PlannedTactic::Source::kHeuristic;
       // (The heuristic never picks the FP8 route, the one tactic of these
       // layouts without a prepacked kernel.)
-      if (b_prepacked && !e->launch_prepacked) throw Error("fp4moe internal: the heuristic picked " + t.name() + ", which has no prepacked kernel");
+      if (b_prepacked && !e->launch_prepacked)
+        throw Error("fp4moe internal: the heuristic picked " + t.name() + ", which has no prepacked kernel");
     }
   }
   t_last_plan = {t, source};

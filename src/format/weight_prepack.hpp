@@ -1,4 +1,4 @@
-// The prepacked weight bit order (prepack_weights, fp4moe/gemm.hpp).
+// The prepacked weight bit order (prepack_weights, fp4moe/quantize.hpp).
 //
 // The GEMMs turn each 32-bit word of 8 E2M1 codes (element i in nibble i)
 // into four BF16x2 "raw pairs" (fp4_dequant.cuh): pair p holds elements p

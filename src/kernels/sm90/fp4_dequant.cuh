@@ -136,7 +136,8 @@ __device__ __forceinline__ uint4 logical_piece(const uint4& w, int q, const Pair
 }
 
 /// All four logical pieces of a chunk (piece q = logical_piece(w, q, ...)),
-/// with the compile-time pair forms.
+/// with the compile-time pair forms; kPrepacked: words in the prepacked bit
+/// order (format/weight_prepack.hpp), the same pieces.
 template <bool kNvfp4, bool kPrepacked = false>
 __device__ __forceinline__ void logical_pieces(const uint4& w, const PairScale& s0, const PairScale& s1, uint4 (&out)[4]) {
   const std::uint32_t words[4] = {w.x, w.y, w.z, w.w};
@@ -166,7 +167,8 @@ __device__ __forceinline__ void logical_pieces(const uint4& w, const PairScale& 
 /// j of its 16 bytes, in the fragments of quad lane j: k16 step s of the
 /// chunk takes pair 2s as a[0] (row g) / a[1] (row g+8), logical 2j, 2j+1,
 /// and pair 2s+1 as a[2] / a[3], logical 2j+8, 2j+9. One word lies in one
-/// scale block (16 or 32 elements).
+/// scale block (16 or 32 elements). kPrepacked: q is in the prepacked bit
+/// order (format/weight_prepack.hpp); the same pairs come out.
 template <bool kNvfp4, bool kPrepacked = false>
 __device__ __forceinline__ void scaled_pairs(std::uint32_t q, const PairScale& s, std::uint32_t (&out)[4]) {
   if constexpr (kPrepacked) {  // a word in the prepacked bit order (format/weight_prepack.hpp)
