@@ -85,7 +85,8 @@ INSTANTIATE_TEST_SUITE_P(All, GemmAllTactics,
                          case_name);
 
 // Weights prepacked (prepack_weights): every tactic compiled for them, on
-// shapes at and off tile multiples, against the float64 reference.
+// shapes at and off tile multiples (dense: split_k 2 too where the tile has
+// split-K), against the float64 reference.
 TEST(GemmPrepackedWeights, EveryTacticMatchesReference) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;
@@ -94,13 +95,16 @@ TEST(GemmPrepackedWeights, EveryTacticMatchesReference) {
     for (GemmLayout layout : {GemmLayout::kDense, GemmLayout::kContiguous, GemmLayout::kMasked})
       for (const auto& e : kernels::kernel_registry()) {
         if (e.format != format || e.layout != test_layout(layout) || !e.launch_prepacked) continue;
+        GemmTactic split2 = e.tactic;
+        split2.split_k = 2;
+        const bool with_split = layout == GemmLayout::kDense && e.max_split_k > 1;
         for (Fp4Content content : {Fp4Content::kRandom, Fp4Content::kIntegerValued}) {
           GemmCase c;
           c.format = format;
           c.layout = layout;
           c.out = ran % 3 == 2 && content == Fp4Content::kRandom ? DType::kBF16 : DType::kFP32;
           c.content = content;
-          c.tactic = &e.tactic;
+          c.tactic = with_split && content == Fp4Content::kIntegerValued ? &split2 : &e.tactic;
           c.prepack_b = true;
           if (layout == GemmLayout::kDense) {
             c.m = ran % 2 ? 64 : 7;
