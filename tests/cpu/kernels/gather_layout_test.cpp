@@ -36,7 +36,9 @@ TEST(GatherLayout, SlotsPartsAndScalesMatchTheGemmsView) {
                                          {l.scales, l.scales + std::size_t(e * l.scale_group_bytes)}};
           for (std::size_t i = 0; i < 5; ++i) {
             EXPECT_EQ(ends[i][0] % 256, 0u) << "part " << i;
-            if (i > 0) EXPECT_GE(ends[i][0], ends[i - 1][1]) << "part " << i << " overlaps the one before";
+            if (i > 0) {
+              EXPECT_GE(ends[i][0], ends[i - 1][1]) << "part " << i << " overlaps the one before";
+            }
           }
           EXPECT_GE(l.bytes, ends[4][1]);
         }

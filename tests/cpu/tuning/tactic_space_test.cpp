@@ -157,7 +157,9 @@ TEST(TacticSpace, HeuristicPicksTheSweepsBestOnMeasuredRows) {
     EXPECT_EQ(t.block_n, r.block_n) << r.call.describe() << ": " << t.name();
     EXPECT_EQ(t.split_k, r.split_k) << r.call.describe() << ": " << t.name();
     EXPECT_EQ(t.moe_gather, r.moe_gather) << r.call.describe() << ": " << t.name();
-    if (r.block_k) EXPECT_EQ(t.block_k, r.block_k) << r.call.describe() << ": " << t.name();
+    if (r.block_k) {
+      EXPECT_EQ(t.block_k, r.block_k) << r.call.describe() << ": " << t.name();
+    }
   }
 }
 
@@ -183,7 +185,9 @@ TEST(TacticSpace, Fp8RouteNeverPickedClustersWhereverCompiled) {
           EXPECT_EQ(t.block_n, 256);
           EXPECT_EQ(t.name().rfind("cluster2 ", 0), 0u) << t.name();
         }
-        if (t.fp8) EXPECT_EQ(t.name().rfind("fp8 ", 0), 0u) << t.name();
+        if (t.fp8) {
+          EXPECT_EQ(t.name().rfind("fp8 ", 0), 0u) << t.name();
+        }
       }
       const bool grouped_or_dense = op == GemmOp::kDense || op == GemmOp::kContiguous || op == GemmOp::kMasked;
       EXPECT_EQ(fp8, f == Fp4Format::kMXFP4 && grouped_or_dense) << gemm_op_name(op);
