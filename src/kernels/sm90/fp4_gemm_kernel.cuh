@@ -792,7 +792,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 #pragma unroll
         for (int g = 0; g < kYSubs; ++g)
 #pragma unroll
-          for (int u = 0; u < kYItems; ++u) store_item(yi[g][u], ypl[u], kYSplit, ybuf + g * Cfg::kYConvBytes, std::bool_constant<!Cfg::kSwap>{});
+          for (int u = 0; u < kYItems; ++u)
+            store_item(yi[g][u], ypl[u], kYSplit, ybuf + g * Cfg::kYConvBytes, std::bool_constant<!Cfg::kSwap>{});
       }
       if constexpr (Cfg::kXInRegs) {
 #pragma unroll
@@ -978,174 +979,174 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         ptx::mbar_arrive(&order[(wg + 1) % Cfg::kConsumers]);
       }
       gather_store_tile<Cfg>(p, t, acc_smem, ctid);
-      continue;
-    }
+    } else {  // (not a continue: nvcc then warned of unreachable code in every gather kernel)
 #pragma unroll
-    for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
-    const std::int32_t xs_row0 = x_scale_row0(t) % 128;
-    const std::int32_t ys_row0 = y_scale_row0(t) % 128;
-    place_items(xs_row0, ys_row0);
-    if constexpr (Cfg::kMoe) {
-      part_fresh = true;
-      for (;;) {
-        const int s = it % kStages;
-        ptx::mbar_wait(&full[s], (it / kStages) & 1);
-        ++it;
-        const std::uint8_t* header = smem + s * Cfg::kStageBytes + Cfg::kOffHeader;
-        const MoeStageHeader h = *reinterpret_cast<const MoeStageHeader*>(header);
-        if (h.flags & kEndsTile) {
-          ptx::mbar_arrive(&empty[s]);  // this thread is done with the header
-          break;
+      for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
+      const std::int32_t xs_row0 = x_scale_row0(t) % 128;
+      const std::int32_t ys_row0 = y_scale_row0(t) % 128;
+      place_items(xs_row0, ys_row0);
+      if constexpr (Cfg::kMoe) {
+        part_fresh = true;
+        for (;;) {
+          const int s = it % kStages;
+          ptx::mbar_wait(&full[s], (it / kStages) & 1);
+          ++it;
+          const std::uint8_t* header = smem + s * Cfg::kStageBytes + Cfg::kOffHeader;
+          const MoeStageHeader h = *reinterpret_cast<const MoeStageHeader*>(header);
+          if (h.flags & kEndsTile) {
+            ptx::mbar_arrive(&empty[s]);  // this thread is done with the header
+            break;
+          }
+          consume_stage(s, h.kb, header, (h.flags & kEndsExpert) != 0, xs_row0, ys_row0);
         }
-        consume_stage(s, h.kb, header, (h.flags & kEndsExpert) != 0, xs_row0, ys_row0);
-      }
-      ptx::wgmma_wait<0>();
-      if (fold_pending) fold();
-    } else if (t.group >= 0 || kPair) {  // (a padding block in a cluster consumes its turns; stores zeros)
-      for (int kb = t.unit_begin; kb < t.unit_end; ++kb, ++it) {
-        const int s = it % kStages;
-        ptx::mbar_wait(&full[s], (it / kStages) & 1);
-        consume_stage(s, kb, nullptr, false, xs_row0, ys_row0);
-      }
-      ptx::wgmma_wait<0>();
-    }
-
-    // ------------------------------------- split-K / stream-K reduction
-    // Every contributor to a tile (a split-K slice or a stream-K segment)
-    // stores its partial tile in its slot (each thread its own fragment, so
-    // the stores are contiguous per thread) and counts itself in; the one
-    // that arrives last adds the slots in order 0, 1, ... (the same order
-    // whichever arrives last: bit-identical repeats), resets the counter for
-    // the next call and runs the epilogue.
-    if (Cfg::kSplitK && t.slots > 1) {
-      if (t.slots > p.split_slots) __trap();  // the host sized the workspace by a bound this broke
-      const std::int64_t out_tile = t.index;
-      float* tile_ws = p.split_partials + out_tile * p.split_slots * Cfg::kTileFloats + ctid * (BN / 2);
-      float4* mine = reinterpret_cast<float4*>(tile_ws + t.slot * Cfg::kTileFloats);
-#pragma unroll
-      for (int i = 0; i < BN / 8; ++i) mine[i] = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
-      if (!split_k_arrived_last<Cfg>(p, t, ctid)) continue;
-      // Slice by slice into the accumulators (this slice's own partial is
-      // read back too), so no more than one float4 is live beside them.
-      for (int sl = 0; sl < t.slots; ++sl) {
-        const float4* src = reinterpret_cast<const float4*>(tile_ws + sl * Cfg::kTileFloats);
-#pragma unroll
-        for (int i = 0; i < BN / 8; ++i) {
-          const float4 v = __ldcg(src + i);
-          acc[4 * i] = sl ? acc[4 * i] + v.x : v.x;
-          acc[4 * i + 1] = sl ? acc[4 * i + 1] + v.y : v.y;
-          acc[4 * i + 2] = sl ? acc[4 * i + 2] + v.z : v.z;
-          acc[4 * i + 3] = sl ? acc[4 * i + 3] + v.w : v.w;
+        ptx::wgmma_wait<0>();
+        if (fold_pending) fold();
+      } else if (t.group >= 0 || kPair) {  // (a padding block in a cluster consumes its turns; stores zeros)
+        for (int kb = t.unit_begin; kb < t.unit_end; ++kb, ++it) {
+          const int s = it % kStages;
+          ptx::mbar_wait(&full[s], (it / kStages) & 1);
+          consume_stage(s, kb, nullptr, false, xs_row0, ys_row0);
         }
+        ptx::wgmma_wait<0>();
       }
-    }
 
-    // -------------------------------------------------------- epilogue
-    float factor = dequant_offset_correction<kNv>();
-    if constexpr (kNv) {
-      if (t.group >= 0) factor *= p.a.global[a_scale_group(t)] * p.b.global[b_scale_group(t)];
-    }
-    if constexpr (Cfg::kFc1) {
-      swiglu_epilogue<BN>(p, t, acc, factor, x_r0, j);
-      continue;
-    }
-    // Contiguous: padding rows are written as 0. Which of this thread's
-    // output rows are padding is read once per tile: read beside each store
-    // (the 128 x 256 tile: 128 a thread), every load waited on the store
-    // before it, which it might alias.
-    std::uint64_t pad = 0;  // bit r: output row r of this thread (row_of) is padding
-    if constexpr (Cfg::kLayout == Layout::kContiguous) {
+      // ------------------------------------- split-K / stream-K reduction
+      // Every contributor to a tile (a split-K slice or a stream-K segment)
+      // stores its partial tile in its slot (each thread its own fragment, so
+      // the stores are contiguous per thread) and counts itself in; the one
+      // that arrives last adds the slots in order 0, 1, ... (the same order
+      // whichever arrives last: bit-identical repeats), resets the counter for
+      // the next call and runs the epilogue.
+      if (Cfg::kSplitK && t.slots > 1) {
+        if (t.slots > p.split_slots) __trap();  // the host sized the workspace by a bound this broke
+        const std::int64_t out_tile = t.index;
+        float* tile_ws = p.split_partials + out_tile * p.split_slots * Cfg::kTileFloats + ctid * (BN / 2);
+        float4* mine = reinterpret_cast<float4*>(tile_ws + t.slot * Cfg::kTileFloats);
 #pragma unroll
-      for (int r = 0; r < kOutRows; ++r) {
-        const std::int32_t m = row_of(t, r);
-        if (t.group < 0 || (m < t.m_end && p.m_indices[m] < 0)) pad |= std::uint64_t(1) << r;
-      }
-    }
-    std::int64_t d_off0 = 0;
-    if constexpr (Cfg::kLayout == Layout::kMasked) d_off0 = std::int64_t(t.group) * p.d_group_stride;
-    if constexpr (Cfg::kTmaStores) {
-      if (p.d_tma) {  // any tile: the store leaves out rows past M and columns past N (a multiple of 8 here)
-        const std::uint32_t slab = smem_base + Cfg::kOffStaging + (ctid / 32) * Cfg::kSlabBytes;
-        if (lane == 0) ptx::bulk_wait_read<0>();  // the slab's stores of the last tile have read it
-        __syncwarp();
-        // Row r (g or g + 8) of box i / 8 holds piece i % 8 at (i % 8) ^ (r % 8):
-        // the 128-byte swizzle, so each store below hits 32 banks.
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const bool padded = (pad >> h) & 1;
+        for (int i = 0; i < BN / 8; ++i) mine[i] = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
+        if (!split_k_arrived_last<Cfg>(p, t, ctid)) continue;
+        // Slice by slice into the accumulators (this slice's own partial is
+        // read back too), so no more than one float4 is live beside them.
+        for (int sl = 0; sl < t.slots; ++sl) {
+          const float4* src = reinterpret_cast<const float4*>(tile_ws + sl * Cfg::kTileFloats);
 #pragma unroll
           for (int i = 0; i < BN / 8; ++i) {
-            const __nv_bfloat162 v = padded ? __floats2bfloat162_rn(0.0f, 0.0f)
-                                            : __floats2bfloat162_rn(acc[4 * i + 2 * h] * factor, acc[4 * i + 2 * h + 1] * factor);
-            ptx::sts32(slab + (i / 8) * 2048 + (g + 8 * h) * 128 + (((i % 8) ^ g) << 4) + 4 * j,
-                       *reinterpret_cast<const std::uint32_t*>(&v));
+            const float4 v = __ldcg(src + i);
+            acc[4 * i] = sl ? acc[4 * i] + v.x : v.x;
+            acc[4 * i + 1] = sl ? acc[4 * i + 1] + v.y : v.y;
+            acc[4 * i + 2] = sl ? acc[4 * i + 2] + v.z : v.z;
+            acc[4 * i + 3] = sl ? acc[4 * i + 3] + v.w : v.w;
           }
         }
-        ptx::fence_proxy_async_smem();
-        __syncwarp();
-        if (lane == 0) {
-#pragma unroll
-          for (int b = 0; b < BN / 64; ++b) ptx::tma_store_2d(&tmap_d, slab + b * 2048, t.n0 + 64 * b, t.m0 + x_r0 - g);
-          ptx::bulk_commit_group();
-        }
+      }
+
+      // -------------------------------------------------------- epilogue
+      float factor = dequant_offset_correction<kNv>();
+      if constexpr (kNv) {
+        if (t.group >= 0) factor *= p.a.global[a_scale_group(t)] * p.b.global[b_scale_group(t)];
+      }
+      if constexpr (Cfg::kFc1) {
+        swiglu_epilogue<BN>(p, t, acc, factor, x_r0, j);
         continue;
       }
-    }
-    if constexpr (!Cfg::kSwap) {
-      // A tile wholly inside D with aligned pairs (every tile of the large
-      // shapes): one row pointer per output row and compile-time column
-      // offsets, so a pair costs two multiplies, a pack and a store. The
-      // general path below spends ~30 instructions a pair on bounds,
-      // offsets and the pair-or-single choice (ncu, prefill K = 2048: the
-      // epilogue was 15% of the kernel's instructions).
-      if (t.m0 + Cfg::BM <= t.m_end && t.n0 + BN <= p.n && d_pairs_aligned) {
+      // Contiguous: padding rows are written as 0. Which of this thread's
+      // output rows are padding is read once per tile: read beside each store
+      // (the 128 x 256 tile: 128 a thread), every load waited on the store
+      // before it, which it might alias.
+      std::uint64_t pad = 0;  // bit r: output row r of this thread (row_of) is padding
+      if constexpr (Cfg::kLayout == Layout::kContiguous) {
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {  // rows x_r0, x_r0 + 8: columns 8i + 2j, 8i + 2j + 1
-          const std::int64_t row = d_off0 + std::int64_t(t.m0 + x_r0 + 8 * h) * p.ldd + t.n0 + 2 * j;
-          const bool padded = (pad >> h) & 1;
-          if (p.d_is_bf16) {
-            __nv_bfloat162* dst = reinterpret_cast<__nv_bfloat162*>(static_cast<__nv_bfloat16*>(p.d) + row);
-#pragma unroll
-            for (int i = 0; i < BN / 8; ++i)
-              dst[4 * i] = padded ? __floats2bfloat162_rn(0.0f, 0.0f)
-                                  : __floats2bfloat162_rn(acc[4 * i + 2 * h] * factor, acc[4 * i + 2 * h + 1] * factor);
-          } else {
-            float2* dst = reinterpret_cast<float2*>(static_cast<float*>(p.d) + row);
-#pragma unroll
-            for (int i = 0; i < BN / 8; ++i)
-              dst[4 * i] = padded ? make_float2(0.0f, 0.0f)
-                                  : make_float2(acc[4 * i + 2 * h] * factor, acc[4 * i + 2 * h + 1] * factor);
-          }
+        for (int r = 0; r < kOutRows; ++r) {
+          const std::int32_t m = row_of(t, r);
+          if (t.group < 0 || (m < t.m_end && p.m_indices[m] < 0)) pad |= std::uint64_t(1) << r;
         }
-        continue;
       }
-    }
+      std::int64_t d_off0 = 0;
+      if constexpr (Cfg::kLayout == Layout::kMasked) d_off0 = std::int64_t(t.group) * p.d_group_stride;
+      if constexpr (Cfg::kTmaStores) {
+        if (p.d_tma) {  // any tile: the store leaves out rows past M and columns past N (a multiple of 8 here)
+          const std::uint32_t slab = smem_base + Cfg::kOffStaging + (ctid / 32) * Cfg::kSlabBytes;
+          if (lane == 0) ptx::bulk_wait_read<0>();  // the slab's stores of the last tile have read it
+          __syncwarp();
+          // Row r (g or g + 8) of box i / 8 holds piece i % 8 at (i % 8) ^ (r % 8):
+          // the 128-byte swizzle, so each store below hits 32 banks.
 #pragma unroll
-    for (int i = 0; i < BN / 8; ++i) {
+          for (int h = 0; h < 2; ++h) {
+            const bool padded = (pad >> h) & 1;
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {  // rows g, g+8
-        if constexpr (!Cfg::kSwap) {
-          // Columns 2j, 2j+1 of one output row: one paired store where both
-          // are inside D and it is aligned for them.
-          const std::int32_t m = t.m0 + x_r0 + 8 * h, n = t.n0 + 8 * i + 2 * j;
-          if (m >= t.m_end || n >= p.n) continue;
-          const bool padded = (pad >> h) & 1;
-          const float v0 = padded ? 0.0f : acc[4 * i + 2 * h] * factor;
-          const float v1 = padded ? 0.0f : acc[4 * i + 2 * h + 1] * factor;
-          const std::int64_t off = d_off0 + std::int64_t(m) * p.ldd + n;
-          if (n + 1 < p.n && d_pairs_aligned) {
-            store_pair(off, v0, v1);
-          } else {
-            store_one(off, v0);
-            if (n + 1 < p.n) store_one(off + 1, v1);
+            for (int i = 0; i < BN / 8; ++i) {
+              const __nv_bfloat162 v = padded ? __floats2bfloat162_rn(0.0f, 0.0f)
+                                              : __floats2bfloat162_rn(acc[4 * i + 2 * h] * factor, acc[4 * i + 2 * h + 1] * factor);
+              ptx::sts32(slab + (i / 8) * 2048 + (g + 8 * h) * 128 + (((i % 8) ^ g) << 4) + 4 * j,
+                         *reinterpret_cast<const std::uint32_t*>(&v));
+            }
           }
-        } else {
+          ptx::fence_proxy_async_smem();
+          __syncwarp();
+          if (lane == 0) {
 #pragma unroll
-          for (int e = 0; e < 2; ++e) {  // columns 2j, 2j+1: tokens
-            const std::int32_t m = row_of(t, 2 * i + e), n = t.n0 + x_r0 + 8 * h;
+            for (int b = 0; b < BN / 64; ++b) ptx::tma_store_2d(&tmap_d, slab + b * 2048, t.n0 + 64 * b, t.m0 + x_r0 - g);
+            ptx::bulk_commit_group();
+          }
+          continue;
+        }
+      }
+      if constexpr (!Cfg::kSwap) {
+        // A tile wholly inside D with aligned pairs (every tile of the large
+        // shapes): one row pointer per output row and compile-time column
+        // offsets, so a pair costs two multiplies, a pack and a store. The
+        // general path below spends ~30 instructions a pair on bounds,
+        // offsets and the pair-or-single choice (ncu, prefill K = 2048: the
+        // epilogue was 15% of the kernel's instructions).
+        if (t.m0 + Cfg::BM <= t.m_end && t.n0 + BN <= p.n && d_pairs_aligned) {
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {  // rows x_r0, x_r0 + 8: columns 8i + 2j, 8i + 2j + 1
+            const std::int64_t row = d_off0 + std::int64_t(t.m0 + x_r0 + 8 * h) * p.ldd + t.n0 + 2 * j;
+            const bool padded = (pad >> h) & 1;
+            if (p.d_is_bf16) {
+              __nv_bfloat162* dst = reinterpret_cast<__nv_bfloat162*>(static_cast<__nv_bfloat16*>(p.d) + row);
+#pragma unroll
+              for (int i = 0; i < BN / 8; ++i)
+                dst[4 * i] = padded ? __floats2bfloat162_rn(0.0f, 0.0f)
+                                    : __floats2bfloat162_rn(acc[4 * i + 2 * h] * factor, acc[4 * i + 2 * h + 1] * factor);
+            } else {
+              float2* dst = reinterpret_cast<float2*>(static_cast<float*>(p.d) + row);
+#pragma unroll
+              for (int i = 0; i < BN / 8; ++i)
+                dst[4 * i] = padded ? make_float2(0.0f, 0.0f)
+                                    : make_float2(acc[4 * i + 2 * h] * factor, acc[4 * i + 2 * h + 1] * factor);
+            }
+          }
+          continue;
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < BN / 8; ++i) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {  // rows g, g+8
+          if constexpr (!Cfg::kSwap) {
+            // Columns 2j, 2j+1 of one output row: one paired store where both
+            // are inside D and it is aligned for them.
+            const std::int32_t m = t.m0 + x_r0 + 8 * h, n = t.n0 + 8 * i + 2 * j;
             if (m >= t.m_end || n >= p.n) continue;
-            const float v = (pad >> (2 * i + e)) & 1 ? 0.0f : acc[4 * i + 2 * h + e] * factor;
-            store_one(d_off0 + std::int64_t(m) * p.ldd + n, v);
+            const bool padded = (pad >> h) & 1;
+            const float v0 = padded ? 0.0f : acc[4 * i + 2 * h] * factor;
+            const float v1 = padded ? 0.0f : acc[4 * i + 2 * h + 1] * factor;
+            const std::int64_t off = d_off0 + std::int64_t(m) * p.ldd + n;
+            if (n + 1 < p.n && d_pairs_aligned) {
+              store_pair(off, v0, v1);
+            } else {
+              store_one(off, v0);
+              if (n + 1 < p.n) store_one(off + 1, v1);
+            }
+          } else {
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {  // columns 2j, 2j+1: tokens
+              const std::int32_t m = row_of(t, 2 * i + e), n = t.n0 + x_r0 + 8 * h;
+              if (m >= t.m_end || n >= p.n) continue;
+              const float v = (pad >> (2 * i + e)) & 1 ? 0.0f : acc[4 * i + 2 * h + e] * factor;
+              store_one(d_off0 + std::int64_t(m) * p.ldd + n, v);
+            }
           }
         }
       }
