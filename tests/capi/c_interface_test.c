@@ -32,12 +32,29 @@ int main(void) {
   for (int i = 0; i < 32; ++i) x[i] = values[i % 16];
   unsigned char data[16], scale[1];
   fp4moe_matrix src = {x, FP4MOE_DTYPE_FP32, 1, 32, 0, 1, 1, 0};
-  fp4moe_fp4_tensor dst = {data, scale, NULL, FP4MOE_FORMAT_MXFP4, FP4MOE_SCALES_ROW_MAJOR, 1, 32, 1};
+  fp4moe_fp4_tensor dst = {data, scale, NULL, FP4MOE_FORMAT_MXFP4, FP4MOE_SCALES_ROW_MAJOR, 1, 32, 1, 0};
   expect(fp4moe_cpu_quantize_mxfp4(&src, &dst) == FP4MOE_OK, "CPU quantize runs");
   expect(scale[0] == 127, "MXFP4 scale 2^0");
   int codes_ok = 1;
   for (int i = 0; i < 32; ++i) codes_ok &= ((data[i / 2] >> (4 * (i % 2))) & 15) == i % 16;
   expect(codes_ok, "E2M1 codes");
+
+  /* prepack_weights on the CPU: in place; a prepacked tensor is refused by the dequantizer and by a second prepack. */
+  unsigned char packed[16];
+  expect(fp4moe_cpu_prepack_weights(&dst, packed) == FP4MOE_OK, "CPU prepack runs");
+  fp4moe_fp4_tensor pre = dst;
+  pre.data = packed;
+  pre.prepacked = 1;
+  float back[32];
+  fp4moe_matrix out = {back, FP4MOE_DTYPE_FP32, 1, 32, 0, 1, 1, 0};
+  expect(fp4moe_cpu_dequantize(&pre, &out) == FP4MOE_ERROR_INVALID_ARGUMENT &&
+             strstr(fp4moe_last_error(), "src.prepacked") != NULL,
+         "dequantize refuses prepacked data");
+  expect(fp4moe_cpu_prepack_weights(&pre, packed) == FP4MOE_ERROR_INVALID_ARGUMENT, "a second prepack is refused");
+  pre.prepacked = 2;
+  expect(fp4moe_cpu_prepack_weights(&pre, packed) == FP4MOE_ERROR_INVALID_ARGUMENT &&
+             strstr(fp4moe_last_error(), "weights.prepacked") != NULL,
+         "prepacked must be 0 or 1");
 
   int32_t count = 0;
   expect(fp4moe_gemm_tactics(FP4MOE_FORMAT_NVFP4, FP4MOE_LAYOUT_DENSE, NULL, 0, &count) == FP4MOE_OK && count > 0,
