@@ -135,30 +135,19 @@ __device__ __forceinline__ uint4 logical_piece(const uint4& w, int q, const Pair
   return make_uint4(lo.x, lo.y, hi.x, hi.y);
 }
 
-/// All four logical pieces of a chunk (piece q = logical_piece(w, q, ...)),
-/// with the compile-time pair forms; kPrepacked: words in the prepacked bit
-/// order (format/weight_prepack.hpp), the same pieces.
-template <bool kNvfp4, bool kPrepacked = false>
-__device__ __forceinline__ void logical_pieces(const uint4& w, const PairScale& s0, const PairScale& s1, uint4 (&out)[4]) {
-  const std::uint32_t words[4] = {w.x, w.y, w.z, w.w};
-  std::uint32_t pr[4][4];  // [word][pair]
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const PairScale& sc = i < 2 ? s0 : s1;
-    if constexpr (kPrepacked) {  // weights in the prepacked bit order (format/weight_prepack.hpp)
-      std::uint32_t r[4];
-      format::raw_pairs_prepacked(words[i], r);
-#pragma unroll
-      for (int q = 0; q < 4; ++q) pr[i][q] = apply_scale<kNvfp4>(r[q], sc);
-      continue;
-    }
-    pr[i][0] = apply_scale<kNvfp4>(raw_pair<0>(words[i]), sc);
-    pr[i][1] = apply_scale<kNvfp4>(raw_pair<1>(words[i]), sc);
-    pr[i][2] = apply_scale<kNvfp4>(raw_pair<2>(words[i]), sc);
-    pr[i][3] = apply_scale<kNvfp4>(raw_pair<3>(words[i]), sc);
+/// The four raw pairs of one FP4 word (pair p: elements p, p + 4), from the
+/// standard bit order or (kPrepacked) the prepacked one
+/// (format/weight_prepack.hpp): the same pairs either way.
+template <bool kPrepacked>
+__device__ __forceinline__ void raw_pairs(std::uint32_t q, std::uint32_t (&r)[4]) {
+  if constexpr (kPrepacked) {
+    format::raw_pairs_prepacked(q, r);
+  } else {
+    r[0] = raw_pair<0>(q);
+    r[1] = raw_pair<1>(q);
+    r[2] = raw_pair<2>(q);
+    r[3] = raw_pair<3>(q);
   }
-#pragma unroll
-  for (int q = 0; q < 4; ++q) out[q] = make_uint4(pr[0][q], pr[1][q], pr[2][q], pr[3][q]);
 }
 
 /// The four scaled BF16x2 pairs of one FP4 word (pair p: elements p, p + 4).
@@ -167,21 +156,24 @@ __device__ __forceinline__ void logical_pieces(const uint4& w, const PairScale& 
 /// j of its 16 bytes, in the fragments of quad lane j: k16 step s of the
 /// chunk takes pair 2s as a[0] (row g) / a[1] (row g+8), logical 2j, 2j+1,
 /// and pair 2s+1 as a[2] / a[3], logical 2j+8, 2j+9. One word lies in one
-/// scale block (16 or 32 elements). kPrepacked: q is in the prepacked bit
-/// order (format/weight_prepack.hpp); the same pairs come out.
+/// scale block (16 or 32 elements).
 template <bool kNvfp4, bool kPrepacked = false>
 __device__ __forceinline__ void scaled_pairs(std::uint32_t q, const PairScale& s, std::uint32_t (&out)[4]) {
-  if constexpr (kPrepacked) {  // a word in the prepacked bit order (format/weight_prepack.hpp)
-    std::uint32_t r[4];
-    format::raw_pairs_prepacked(q, r);
+  raw_pairs<kPrepacked>(q, out);
 #pragma unroll
-    for (int i = 0; i < 4; ++i) out[i] = apply_scale<kNvfp4>(r[i], s);
-    return;
-  }
-  out[0] = apply_scale<kNvfp4>(raw_pair<0>(q), s);
-  out[1] = apply_scale<kNvfp4>(raw_pair<1>(q), s);
-  out[2] = apply_scale<kNvfp4>(raw_pair<2>(q), s);
-  out[3] = apply_scale<kNvfp4>(raw_pair<3>(q), s);
+  for (int p = 0; p < 4; ++p) out[p] = apply_scale<kNvfp4>(out[p], s);
+}
+
+/// All four logical pieces of a chunk (piece q = logical_piece(w, q, ...)),
+/// with the compile-time pair forms: piece q is pair q of words 0..3.
+template <bool kNvfp4, bool kPrepacked = false>
+__device__ __forceinline__ void logical_pieces(const uint4& w, const PairScale& s0, const PairScale& s1, uint4 (&out)[4]) {
+  const std::uint32_t words[4] = {w.x, w.y, w.z, w.w};
+  std::uint32_t pr[4][4];  // [word][pair]
+#pragma unroll
+  for (int i = 0; i < 4; ++i) scaled_pairs<kNvfp4, kPrepacked>(words[i], i < 2 ? s0 : s1, pr[i]);
+#pragma unroll
+  for (int q = 0; q < 4; ++q) out[q] = make_uint4(pr[0][q], pr[1][q], pr[2][q], pr[3][q]);
 }
 
 // ------------------------------------------------------------------------

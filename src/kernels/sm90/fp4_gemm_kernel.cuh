@@ -236,7 +236,7 @@ struct GemmConfig {
                 "double-buffered A fragments and BF16 tiles at compile-time indices");
   static_assert(BK % (4 * kBlock) == 0, "a stage covers whole 128x4 scale chunks");
   static_assert(BN % 8 == 0 && BN <= 256 && (BN <= 128 ? 128 % BN == 0 : BN % 128 == 0), "BN tiles the 128-row scale bands");
-  static_assert(kSmemBytes * kCtasPerSm <= 227 * 1024, "shared memory");
+  static_assert(kSmemBytes * kCtasPerSm <= kSmemPerSm, "shared memory");
 };
 
 /// Byte offset of 16-byte chunk c of row r in a TMA tile with the swizzle that
