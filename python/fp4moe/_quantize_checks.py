@@ -42,3 +42,21 @@ def check_dequantize_out(c: Checker, t, dtype, out) -> torch.dtype:
     c.tensor(out, "out", _dtypes.DENSE_FLOAT)
     c.shape(out, "out", t.shape)
     return out.dtype
+
+
+def prepack_destination(c: Checker, t, out) -> torch.Tensor:
+    """t an Fp4Tensor not yet prepacked; out None (then a new uint8 tensor like
+    t.data) or a contiguous uint8 tensor of t.data's shape (t.data itself: in
+    place). Returns the tensor prepack_weights writes."""
+    c.require(isinstance(t, Fp4Tensor), "t", "must be an fp4moe.Fp4Tensor", type(t).__name__)
+    c.require(not t.prepacked, "t", "is already prepacked")
+    if out is None:
+        return torch.empty_like(t.data, dtype=torch.uint8)
+    c.tensor(out, "out", (torch.uint8,))
+    c.shape(out, "out", tuple(t.data.shape))
+    return out
+
+
+def prepacked(t: Fp4Tensor, data: torch.Tensor) -> Fp4Tensor:
+    """t with its data in the prepacked bit order in `data` (scales and global scale t's)."""
+    return Fp4Tensor(data, t.scales, t.global_scale, scale_layout=t.scale_layout, format=t.format, prepacked=True)

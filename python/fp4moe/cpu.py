@@ -7,7 +7,8 @@ import torch
 
 from ._capi import call
 from ._checks import Checker
-from ._quantize_checks import check_dequantize_out, check_destination, check_encode_scale, check_source
+from ._quantize_checks import (check_dequantize_out, check_destination, check_encode_scale, check_source,
+                               prepack_destination, prepacked)
 from ._views import address, fp4, matrix
 from .formats import LAYOUTS, MXFP4, NVFP4, TILED_128X4
 from .scale_layout import check_conversion
@@ -61,17 +62,11 @@ def dequantize(t: Fp4Tensor, dtype: torch.dtype = torch.float32, *, out: torch.T
 def prepack_weights(t: Fp4Tensor, *, out: torch.Tensor = None) -> Fp4Tensor:
     """fp4moe.prepack_weights on the CPU."""
     c = Checker("cpu::prepack_weights")
-    c.require(not t.prepacked, "t", "is already prepacked")
     c.cpu_device({"t.data": t.data, "out": out})
-    if out is None:
-        out = torch.empty_like(t.data, dtype=torch.uint8)
-    else:
-        c.tensor(out, "out", (torch.uint8,))
-        c.require(out.shape == t.data.shape and out.is_contiguous(), "out", f"must be contiguous of shape {tuple(t.data.shape)}",
-                  f"{tuple(out.shape)}")
+    out = prepack_destination(c, t, out)
     if t.data.numel() > 0:
         call("fp4moe_cpu_prepack_weights", fp4(t), out.data_ptr())
-    return Fp4Tensor(out, t.scales, t.global_scale, scale_layout=t.scale_layout, format=t.format, prepacked=True)
+    return prepacked(t, out)
 
 
 def convert_scale_layout(scales: torch.Tensor, rows: int, scale_cols: int, src_layout: str, dst_layout: str, *,

@@ -13,7 +13,8 @@ import torch
 from . import _capi
 from ._checks import Checker
 from ._launch import launch
-from ._quantize_checks import check_dequantize_out, check_destination, check_encode_scale, check_source
+from ._quantize_checks import (check_dequantize_out, check_destination, check_encode_scale, check_source,
+                               prepack_destination, prepacked)
 from ._views import address, fp4, matrix
 from .formats import MXFP4, NVFP4, TILED_128X4
 from .tensor import Fp4Tensor, empty_fp4
@@ -93,17 +94,11 @@ def prepack_weights(t: Fp4Tensor, *, out: torch.Tensor = None) -> Fp4Tensor:
     which may be t.data itself: in place) or a new tensor; scales and global
     scale are t's."""
     c = Checker("prepack_weights")
-    c.require(not t.prepacked, "t", "is already prepacked")
     device = c.cuda_device({"t.data": t.data, "t.scales": t.scales, "t.global_scale": t.global_scale, "out": out})
-    if out is None:
-        out = torch.empty_like(t.data, dtype=torch.uint8)
-    else:
-        c.tensor(out, "out", (torch.uint8,))
-        c.require(out.shape == t.data.shape and out.is_contiguous(), "out", f"must be contiguous of shape {tuple(t.data.shape)}",
-                  f"{tuple(out.shape)}")
+    out = prepack_destination(c, t, out)
     if t.data.numel() > 0:
         launch(device, "fp4moe_prepack_weights", fp4(t), out.data_ptr())
-    return Fp4Tensor(out, t.scales, t.global_scale, scale_layout=t.scale_layout, format=t.format, prepacked=True)
+    return prepacked(t, out)
 
 
 def nvfp4_global_encode_scale(amax: float) -> float:
