@@ -3,23 +3,16 @@
 run times both, back to back): per row the best time of each over the logs
 given, their ratio, and the prepacked row's ceiling and cuBLAS columns.
 Usage: scripts/prepacked_table.py LOG [LOG...]"""
-import re, sys
+import sys
 
-best, extra = {}, {}
-for f in sys.argv[1:]:
-    for line in open(f):
-        m = re.match(r"(\S.*?)\s+fp4moe\s+([\d.]+)\s+\S+\s+\S+\s+([\d.]+% \w+)\s+(\S+)\s+(\S+)\s+(.*)$", line)
-        if not m:
-            continue
-        row, t = m.group(1).strip(), float(m.group(2))
-        if row not in best or t < best[row]:
-            best[row] = t
-            extra[row] = (m.group(3), m.group(4), m.group(5), m.group(6).strip())
+from bench_log import best
+
+rows = best(sys.argv[1:])
 print("| row | standard µs | prepacked µs | prepacked/standard | prepacked: of ceiling, vs BF16 / FP8, tactic |")
 print("|---|---:|---:|---:|---|")
-for row, t in best.items():
-    twin = row + " prepacked"
-    if twin not in best:
+for row, (t, _) in rows.items():
+    twin = rows.get(row + " prepacked")
+    if twin is None:
         continue
-    c, b, f8, tac = extra[twin]
-    print(f"| {row} | {t:.1f} | {best[twin]:.1f} | {best[twin] / t:.3f} | {c}, {b} / {f8}, {tac} |")
+    c, b, f8, tac = twin[1]
+    print(f"| {row} | {t:.1f} | {twin[0]:.1f} | {twin[0] / t:.3f} | {c}, {b} / {f8}, {tac} |")
