@@ -102,6 +102,21 @@ INSTANTIATE_TEST_SUITE_P(Rules, DenseRule, ::testing::ValuesIn(kDenseRules), [](
   return n;
 });
 
+/// fp4_gemm_nt with tactic t forced is refused naming options.tactic, with
+/// `word` in the message, and writes nothing.
+void expect_tactic_refused(GemmSetup& s, const GemmTactic& t, const std::string& word) {
+  GemmOptions opt;
+  opt.tactic = &t;
+  try {
+    fp4_gemm_nt(s.a, s.b, s.d, nullptr, opt);
+    ADD_FAILURE() << "accepted " << t.name();
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "options.tactic") << e.what();
+    EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(s.untouched());
+}
+
 TEST(GemmRules, UncompiledTacticOverrideIsRefused) {
   GemmSetup s;
   GemmTactic t;
@@ -109,16 +124,7 @@ TEST(GemmRules, UncompiledTacticOverrideIsRefused) {
   t.block_n = 24;  // not compiled
   t.block_k = 256;
   t.stages = 3;
-  GemmOptions opt;
-  opt.tactic = &t;
-  try {
-    fp4_gemm_nt(s.a, s.b, s.d, nullptr, opt);
-    FAIL();
-  } catch (const InvalidArgument& e) {
-    EXPECT_EQ(e.argument(), "options.tactic");
-    EXPECT_NE(std::string(e.what()).find("compiled"), std::string::npos);
-  }
-  EXPECT_TRUE(s.untouched());
+  expect_tactic_refused(s, t, "compiled");
 }
 
 TEST(GemmRules, PrepackedWeightsRefuseTheFp8Route) {
@@ -131,16 +137,7 @@ TEST(GemmRules, PrepackedWeightsRefuseTheFp8Route) {
   t.block_k = 128;
   t.stages = 8;
   t.fp8 = true;
-  GemmOptions opt;
-  opt.tactic = &t;
-  try {
-    fp4_gemm_nt(s.a, s.b, s.d, nullptr, opt);
-    FAIL();
-  } catch (const InvalidArgument& e) {
-    EXPECT_EQ(e.argument(), "options.tactic") << e.what();
-    EXPECT_NE(std::string(e.what()).find("prepacked"), std::string::npos);
-  }
-  EXPECT_TRUE(s.untouched());
+  expect_tactic_refused(s, t, "prepacked");
 }
 
 TEST(GemmRules, MoeTopKHintIsRefusedOutsideMoeFc2) {
