@@ -220,6 +220,43 @@ TEST(GemmMaskedRows, RowsPastMaskedMReachNoOutput) {
   }
 }
 
+// K past the last whole stage (2080: 8 x 256 + 32, so the last stage of
+// every tile holds one 32-K block, one of its scale chunks partly padding
+// and the rest not loaded) with NaN codes in both operands' scale padding,
+// every layout x format x compiled tactic: nothing past K or past the rows
+// may reach an output (the kernels clear the codes past K of such a stage).
+TEST(GemmScalePadding, NanPaddingPastKReachesNoOutput) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  int ran = 0;
+  for (Fp4Format format : {Fp4Format::kNVFP4, Fp4Format::kMXFP4})
+    for (GemmLayout layout : {GemmLayout::kDense, GemmLayout::kContiguous, GemmLayout::kMasked})
+      for (const GemmTactic& t : tactics_for(format, layout)) {
+        GemmCase c;
+        c.format = format;
+        c.layout = layout;
+        c.tactic = &t;
+        c.nan_scale_padding = true;
+        c.content = ran % 2 ? Fp4Content::kIntegerValued : Fp4Content::kRandom;
+        c.k = 2080;
+        c.n = 200;
+        if (layout == GemmLayout::kDense) {
+          c.m = ran % 3 ? 7 : 130;
+        } else if (layout == GemmLayout::kContiguous) {
+          c.groups = 2;
+          c.expert_rows = {5, 130};
+        } else {
+          c.groups = 2;
+          c.m = 40;
+          c.masked_m = {40, 3};
+        }
+        SCOPED_TRACE(c.describe());
+        expect_gemm_ok(c, run_gemm_case(c, rng));
+        ++ran;
+      }
+  EXPECT_GE(ran, 2 * 3 * 5);
+}
+
 // M = 4099 (past 32 row tiles, not a multiple of anything) in every layout:
 // dense; contiguous with a 4099-row expert beside 1, 0 and 127 rows; masked
 // with maxM 4099 and masked_m {4099, 7, 0}. The heuristic's tactic.

@@ -77,6 +77,20 @@ GemmResult run_gemm_case(const GemmCase& c, Rng& rng) {
                                             scale_offset(a.t.scale_layout, r, sc, a.t.scale_cols()))] = nan_code;
   }
 
+  if (c.nan_scale_padding) {
+    // The 128x4 layout pads rows to 128 and columns to 4; the GEMM may load
+    // that padding with the tile but no output may depend on it.
+    const std::uint8_t nan_code = c.format == Fp4Format::kNVFP4 ? 0x7f : 0xff;
+    for (HostFp4* op : {&a, &b}) {
+      const std::int64_t rows = op->t.rows, cols = op->t.scale_cols();
+      for (std::int64_t g = 0; g < op->t.groups; ++g)
+        for (std::int64_t r = 0; r < (rows + 127) / 128 * 128; ++r)
+          for (std::int64_t sc = r < rows ? cols : 0; sc < (cols + 3) / 4 * 4; ++sc)
+            op->scales[static_cast<std::size_t>(g * op->t.scale_bytes_per_group() +
+                                                scale_offset(op->t.scale_layout, r, sc, cols))] = nan_code;
+    }
+  }
+
   // ------------------------------------------------------------ reference
   const std::int64_t d_groups = a_groups, d_rows = a_rows, ld = c.n + c.ld_pad;
   std::vector<double> ref(static_cast<std::size_t>(d_groups * d_rows * c.n), std::nan(""));

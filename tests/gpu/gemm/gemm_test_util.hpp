@@ -26,6 +26,7 @@ struct GemmCase {
   std::vector<int> expert_rows;   ///< contiguous: valid rows per expert (each padded to 128)
   std::vector<int> masked_m;      ///< masked: valid rows per group
   bool nan_past_masked_m = false;  ///< masked: rows past masked_m get NaN block scales (must reach no output)
+  bool nan_scale_padding = false;  ///< both operands' 128x4 scale padding (columns past K, rows past the tensor) holds NaN codes
   const GemmTactic* tactic = nullptr;
   int ld_pad = 0;                 ///< extra elements per row of D (checked untouched)
   int d_offset = 0;               ///< D starts this many elements into its buffer (those checked untouched)
