@@ -436,7 +436,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // ------------------------------------------------------------ consumers
   ptx::setmaxnreg_inc<Cfg::kConsumerRegs>();
   const int ctid = threadIdx.x - 128;          // 0..255
-  const int wg = ctid / 128, warp = (ctid / 32) % 4, lane = ctid % 32;
+  // (The warpgroup index through a shuffle, so ptxas knows it is warp-uniform
+  // and keeps what derives from it, such as the gather layout's wgmma
+  // descriptors, in uniform registers: no R2UR a wgmma.)
+  const int wg = __shfl_sync(0xffffffffu, ctid / 128, 0), warp = (ctid / 32) % 4, lane = ctid % 32;
   const int g = lane / 4, j = lane % 4;
   const int x_r0 = (Cfg::kGather ? 0 : 64 * wg) + 16 * warp + g;  // this thread's X rows: x_r0, x_r0 + 8
   // The threads that dequantise and synchronise on one Y buffer pair.
@@ -460,7 +463,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // wgmma descriptors of the BF16 buffers, per buffer parity, as their low
   // words (the high word is the same for all): a k16 step inside a buffer
   // adds 32 bytes, 2 in the address field, which cannot carry (shared
-  // addresses stay below 2^18).
+  // addresses stay below 2^18). The loops add those steps to the whole
+  // 64-bit descriptor: ptxas then steps it with one 64-bit uniform add a
+  // wgmma, where a new low word joined to the high one cost it three
+  // uniform moves and adds (48 of a decode stage's ~550 instructions).
   // (Y buffers: a pair of sets of kYConvSubs sub-step buffers; ydesc per set.)
   const std::uint32_t ybuf0 = conv_base + (Cfg::kPrivateY ? 2 * wg : 0) * Cfg::kYSetBytes;
   const std::uint32_t ydesc[2] = {ptx::smem_desc_k_major_sw128_lo(ybuf0),
@@ -528,9 +534,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     uint4 raw;
     std::uint32_t f0, f1;  // scale table entries of the chunk's 16-blocks (NVFP4) or its 32-block (both, MXFP4)
   };
-  // The scale codes are byte loads (no shift or mask extracts them). Past
-  // K a stage's codes are zero (clear_scales_past_k), so no factor needs a
-  // bounds check.
+  // Past K a stage's codes are zero (clear_scales_past_k), so no factor
+  // needs a bounds check.
   auto load_item = [&](const ItemPlace& pl, std::uint32_t stage, int sub, int split) {
     Item it;
     // NVFP4: the chunk's two codes from here; MXFP4: its one code.
@@ -544,8 +549,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       return it;
     }
     it.raw = ptx::lds128((stage + pl.fp4) ^ (sub << 5));
-    it.f0 = ptx::lds32(table_base + 4 * ptx::lds8(code_addr));
-    it.f1 = kNv ? ptx::lds32(table_base + 4 * ptx::lds8(code_addr + 1)) : it.f0;
+    if constexpr (kNv) {  // both codes in one load: the prefill tile's loop is bound by shared-memory traffic, not ALU
+      const std::uint32_t codes = ptx::lds16(code_addr);
+      it.f0 = ptx::lds32(table_base + 4 * (codes & 0xffu));
+      it.f1 = ptx::lds32(table_base + 4 * (codes >> 8));
+    } else {
+      it.f0 = it.f1 = ptx::lds32(table_base + 4 * ptx::lds8(code_addr));
+    }
     return it;
   };
   // (kOfB: the item is of B, the weights, which may be prepacked: Y without
@@ -853,11 +863,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         ptx::wgmma_fence();
 #pragma unroll
         for (int step = 0; step < 4; ++step) {
-          const std::uint64_t yd = ptx::smem_desc_sw128_from_lo(ydesc[yset] + (yoff >> 4) + 2 * step);
+          const std::uint64_t yd = ptx::smem_desc_sw128_from_lo(ydesc[yset]) + ((yoff >> 4) + 2 * step);
           if constexpr (Cfg::kXInRegs) {
             MmaRS::mma(d, afrag[buf][step], yd, !(fresh && step == 0));
           } else {
-            Mma::mma(d, ptx::smem_desc_sw128_from_lo(xdesc[buf] + 2 * step), yd, !(fresh && step == 0));
+            Mma::mma(d, ptx::smem_desc_sw128_from_lo(xdesc[buf]) + 2 * step, yd, !(fresh && step == 0));
           }
         }
         ptx::wgmma_commit();
