@@ -624,29 +624,44 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   };
 
   // X from registers: this thread's FP4 words of X in the stage at x_base
-  // (word j of chunks 2sub, 2sub+1 for rows x_r0, x_r0 + 8).
-  auto load_x_words = [&](std::uint32_t x_base, int sub, std::uint32_t (&xw)[2][2]) {
+  // (word j of chunks 2sub, 2sub+1 for rows x_r0, x_r0 + 8), and where its
+  // scale codes lie (X row x_r0 + 8h: the word at xcode_row[h] holds the
+  // sub-step's columns, NVFP4 4sub .. 4sub + 3, MXFP4 4(sub/2) .. + 3).
+  // Without swap-AB that word is loaded here too, early, so its latency hides
+  // behind Y's dequantisation.
+  auto load_x_words = [&](std::uint32_t x_base, int sub, std::int32_t xs_row0, std::uint32_t (&xw)[2][2],
+                          std::uint32_t (&xcode_row)[2], std::uint32_t (&xcode_word)[2]) {
 #pragma unroll
     for (int cc = 0; cc < 2; ++cc) {
       const std::uint32_t a = (x_base + xw_off) ^ ((2 * sub + cc) << 4);
       xw[cc][0] = ptx::lds32(a);
       xw[cc][1] = ptx::lds32(a + kXRowStep);
     }
-  };
-
-  // The scale factors of those X words' blocks (2sub + cc, rows x_r0 and
-  // x_r0 + 8): BF16 factors, or the FP8 route's FP32 bits. Each code is one
-  // byte load (no shift or mask extracts it): NVFP4 column 4sub + 2cc + j/2
-  // (chunk sub), MXFP4 column 2sub + cc (chunk sub / 2, column (2sub + cc) % 4).
-  auto load_x_factors = [&](std::uint32_t x_base, int sub, std::int32_t xs_row0, std::uint32_t (&xf)[2][2]) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int sr = xs_row0 + x_r0 + 8 * h;
-      const std::uint32_t row_codes = x_base + Cfg::kOffXScale + (sr / 128) * 512 * Cfg::kChunksPerStage +
-                                      scale_in_chunk(sr % 128, kNv ? j / 2 : 0);
+      xcode_row[h] = x_base + Cfg::kOffXScale + (sr / 128) * 512 * Cfg::kChunksPerStage + (kNv ? sub : sub / 2) * 512 +
+                     scale_in_chunk(sr % 128, 0);
+      xcode_word[h] = Cfg::kSwap ? 0u : ptx::lds32(xcode_row[h]);
+    }
+  };
+
+  // The scale factors of those X words' blocks (2sub + cc, rows x_r0 and
+  // x_r0 + 8): BF16 factors, or the FP8 route's FP32 bits; the code of
+  // block 2sub + cc is column 2cc + j/2 of the word (NVFP4) or column
+  // (2sub + cc) % 4 (MXFP4). Swap-AB (the decode and gather tiles, bound by
+  // the integer ALU) reads each code with a byte load; the 128 x 256 tile,
+  // bound by shared-memory traffic, shifts it out of the word (its byte
+  // loads measured 1.01-1.05x the time on the H200, docs/PERF.md stop 23).
+  auto load_x_factors = [&](int sub, const std::uint32_t (&xcode_row)[2], const std::uint32_t (&xcode_word)[2],
+                            std::uint32_t (&xf)[2][2]) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
 #pragma unroll
       for (int cc = 0; cc < 2; ++cc) {
-        const std::uint32_t code = ptx::lds8(row_codes + (kNv ? sub * 512 + 2 * cc : (sub / 2) * 512 + (2 * sub + cc) % 4));
+        const int col = kNv ? 2 * cc : (2 * sub + cc) % 4;  // (+ j/2, NVFP4)
+        const std::uint32_t code = Cfg::kSwap ? ptx::lds8(xcode_row[h] + col + (kNv ? j / 2 : 0))
+                                              : (xcode_word[h] >> (8 * col + (kNv ? 8 * (j / 2) : 0))) & 0xffu;
         xf[cc][h] = ptx::lds32(table_base + 4 * code);
       }
     }
@@ -685,11 +700,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 #pragma unroll
     for (int sub = 0; sub < BK / 64; ++sub) {
       const std::uint32_t ybuf = ybuf0 + (sub % 2) * Cfg::kYConvBytes;
-      std::uint32_t xw[2][2];
-      load_x_words(x_base, sub, xw);
+      std::uint32_t xw[2][2], xcode_row[2], xcode_word[2];
+      load_x_words(x_base, sub, xs_row0, xw, xcode_row, xcode_word);
       const Item yi = load_item(ypl[0], x_base, sub, 1);
       std::uint32_t xf[2][2];  // X factors' FP32 bits
-      load_x_factors(x_base, sub, xs_row0, xf);
+      load_x_factors(sub, xcode_row, xcode_word, xf);
       {  // Y: this thread's chunk as E4M3 (even words, then odd, fp8_logical_k) and its factor
         const int n = ypl[0].row, cc = ypl[0].k0 / 32, sw = (n / 2) % 4;
         const std::uint32_t row = ybuf + n * 64;
@@ -778,8 +793,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       const std::uint32_t xbuf = xconv_base + buf * Cfg::kXConvBytes;
       // kXInRegs: X's words, read first so their latency hides behind Y's
       // dequantisation.
-      [[maybe_unused]] std::uint32_t xw[2][2];  // (kXInRegs only)
-      if constexpr (Cfg::kXInRegs) load_x_words(x_base, sub, xw);
+      [[maybe_unused]] std::uint32_t xw[2][2], xcode_row[2], xcode_word[2];  // (kXInRegs only)
+      if constexpr (Cfg::kXInRegs) load_x_words(x_base, sub, xs_row0, xw, xcode_row, xcode_word);
       // All loads first where registers allow; the two-CTA decode tiles and
       // MoE-dense (a second accumulator) spill with it, and convert X before
       // loading Y.
@@ -799,7 +814,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       }
       // kXInRegs: the X words' scale factors, looked up once Y's loads are in flight.
       [[maybe_unused]] std::uint32_t xf[2][2];
-      if constexpr (Cfg::kXInRegs) load_x_factors(x_base, sub, xs_row0, xf);
+      if constexpr (Cfg::kXInRegs) load_x_factors(sub, xcode_row, xcode_word, xf);
       if constexpr (kLoadsFirst) {
 #pragma unroll
         for (int u = 0; u < kXItems; ++u) store_item(xi[u], xpl[u], kXSplit, xbuf, std::false_type{});
