@@ -6,6 +6,7 @@
 
 #include "fp4moe/codec.hpp"
 #include "fp4moe/quantize.hpp"
+#include "fp4moe/scale_layout.hpp"
 #include "reference/reference_gemm.hpp"
 
 namespace fp4moe::test {
@@ -66,10 +67,10 @@ GemmResult run_gemm_case(const GemmCase& c, Rng& rng) {
   HostFp4 b(c.format, ScaleLayout::kTiled128x4, c.n, c.k, b_groups);
   fill_random(a, rng, c.content);
   fill_random(b, rng, c.content);
+  const std::uint8_t nan_code = c.format == Fp4Format::kNVFP4 ? 0x7f : 0xff;  // a NaN block scale
   if (c.layout == GemmLayout::kMasked && c.nan_past_masked_m) {
     // Every block scale of a row past its group's masked_m becomes NaN:
     // nothing of such a row may reach a written output.
-    const std::uint8_t nan_code = c.format == Fp4Format::kNVFP4 ? 0x7f : 0xff;
     for (std::int64_t g = 0; g < a_groups; ++g)
       for (std::int64_t r = c.masked_m[static_cast<std::size_t>(g)]; r < c.m; ++r)
         for (std::int64_t sc = 0; sc < a.t.scale_cols(); ++sc)
@@ -80,12 +81,11 @@ GemmResult run_gemm_case(const GemmCase& c, Rng& rng) {
   if (c.nan_scale_padding) {
     // The 128x4 layout pads rows to 128 and columns to 4; the GEMM may load
     // that padding with the tile but no output may depend on it.
-    const std::uint8_t nan_code = c.format == Fp4Format::kNVFP4 ? 0x7f : 0xff;
     for (HostFp4* op : {&a, &b}) {
       const std::int64_t rows = op->t.rows, cols = op->t.scale_cols();
       for (std::int64_t g = 0; g < op->t.groups; ++g)
-        for (std::int64_t r = 0; r < (rows + 127) / 128 * 128; ++r)
-          for (std::int64_t sc = r < rows ? cols : 0; sc < (cols + 3) / 4 * 4; ++sc)
+        for (std::int64_t r = 0; r < round_up(rows, 128); ++r)
+          for (std::int64_t sc = r < rows ? cols : 0; sc < round_up(cols, 4); ++sc)
             op->scales[static_cast<std::size_t>(g * op->t.scale_bytes_per_group() +
                                                 scale_offset(op->t.scale_layout, r, sc, cols))] = nan_code;
     }
