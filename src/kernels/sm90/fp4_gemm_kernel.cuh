@@ -436,7 +436,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // ------------------------------------------------------------ consumers
   ptx::setmaxnreg_inc<Cfg::kConsumerRegs>();
   const int ctid = threadIdx.x - 128;          // 0..255
-  const int wg = ctid / 128, warp = (ctid / 32) % 4, lane = ctid % 32;
+  // (The warpgroup index through a shuffle, so ptxas knows it is warp-uniform
+  // and keeps what derives from it, such as the gather layout's wgmma
+  // descriptors, in uniform registers: no R2UR a wgmma.)
+  const int wg = __shfl_sync(0xffffffffu, ctid / 128, 0), warp = (ctid / 32) % 4, lane = ctid % 32;
   const int g = lane / 4, j = lane % 4;
   const int x_r0 = (Cfg::kGather ? 0 : 64 * wg) + 16 * warp + g;  // this thread's X rows: x_r0, x_r0 + 8
   // The threads that dequantise and synchronise on one Y buffer pair.
@@ -460,7 +463,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // wgmma descriptors of the BF16 buffers, per buffer parity, as their low
   // words (the high word is the same for all): a k16 step inside a buffer
   // adds 32 bytes, 2 in the address field, which cannot carry (shared
-  // addresses stay below 2^18).
+  // addresses stay below 2^18). (Adding the steps to the whole 64-bit
+  // descriptor instead let ptxas step it with one 64-bit uniform add a
+  // wgmma, not three uniform moves and adds, but the MXFP4 bn32 decode tile
+  // then summed wrongly under split-K, H100 and H200, docs/PERF.md stop 23;
+  // the cause is not found.)
   // (Y buffers: a pair of sets of kYConvSubs sub-step buffers; ydesc per set.)
   const std::uint32_t ybuf0 = conv_base + (Cfg::kPrivateY ? 2 * wg : 0) * Cfg::kYSetBytes;
   const std::uint32_t ydesc[2] = {ptx::smem_desc_k_major_sw128_lo(ybuf0),
@@ -528,9 +535,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     uint4 raw;
     std::uint32_t f0, f1;  // scale table entries of the chunk's 16-blocks (NVFP4) or its 32-block (both, MXFP4)
   };
-  auto load_item = [&](const ItemPlace& pl, std::uint32_t stage, int sub, int k_stage, int split) {
+  // Past K a stage's codes are zero (clear_scales_past_k), so no factor
+  // needs a bounds check.
+  auto load_item = [&](const ItemPlace& pl, std::uint32_t stage, int sub, int split) {
     Item it;
-    const bool in_k = k_stage + 64 * sub + pl.k0 < p.k;  // past K: zero scales
     // NVFP4: the chunk's two codes from here; MXFP4: its one code.
     const std::uint32_t code_addr = kNv ? stage + pl.scale + sub * 512 : stage + pl.scale + (sub / 2) * 512 + 2 * (sub % 2);
     if (split == 8) {  // half a piece: words 2h, 2h + 1 of the chunk, in one scale block
@@ -538,19 +546,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       const uint2 w = ptx::lds64(((stage + pl.fp4) ^ (sub << 5)) + 8 * h);
       it.raw = make_uint4(w.x, w.y, 0u, 0u);
       const std::uint32_t code = ptx::lds8(code_addr + (kNv ? h : 0));
-      it.f0 = it.f1 = in_k ? ptx::lds32(table_base + 4 * code) : 0u;
+      it.f0 = it.f1 = ptx::lds32(table_base + 4 * code);
       return it;
     }
     it.raw = ptx::lds128((stage + pl.fp4) ^ (sub << 5));
-    if constexpr (kNv) {
+    if constexpr (kNv) {  // both codes in one load: the prefill tile's loop is bound by shared-memory traffic, not ALU
       const std::uint32_t codes = ptx::lds16(code_addr);
       it.f0 = ptx::lds32(table_base + 4 * (codes & 0xffu));
       it.f1 = ptx::lds32(table_base + 4 * (codes >> 8));
     } else {
       it.f0 = it.f1 = ptx::lds32(table_base + 4 * ptx::lds8(code_addr));
     }
-    it.f0 = in_k ? it.f0 : 0u;
-    it.f1 = in_k ? it.f1 : 0u;
     return it;
   };
   // (kOfB: the item is of B, the weights, which may be prepacked: Y without
@@ -619,12 +625,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   };
 
   // X from registers: this thread's FP4 words of X in the stage at x_base
-  // (word j of chunks 2sub, 2sub+1 for rows x_r0, x_r0 + 8) and the scale
-  // words that hold their codes. NVFP4: columns 4sub + {0..3} (this word's:
-  // 2cc + j/2, so shifted by j/2 bytes it is byte 2cc); MXFP4: columns
-  // 4(sub/2) + {0..3} (this word's: (2sub + cc) % 4).
+  // (word j of chunks 2sub, 2sub+1 for rows x_r0, x_r0 + 8), and where its
+  // scale codes lie (X row x_r0 + 8h: the word at xcode_row[h] holds the
+  // sub-step's columns, NVFP4 4sub .. 4sub + 3, MXFP4 4(sub/2) .. + 3).
+  // Without swap-AB that word is loaded here too, early, so its latency hides
+  // behind Y's dequantisation.
   auto load_x_words = [&](std::uint32_t x_base, int sub, std::int32_t xs_row0, std::uint32_t (&xw)[2][2],
-                          std::uint32_t (&xcodes)[2]) {
+                          std::uint32_t (&xcode_row)[2], std::uint32_t (&xcode_word)[2]) {
 #pragma unroll
     for (int cc = 0; cc < 2; ++cc) {
       const std::uint32_t a = (x_base + xw_off) ^ ((2 * sub + cc) << 4);
@@ -634,25 +641,52 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int sr = xs_row0 + x_r0 + 8 * h;
-      xcodes[h] = ptx::lds32(x_base + Cfg::kOffXScale + (sr / 128) * 512 * Cfg::kChunksPerStage +
-                             (kNv ? sub : sub / 2) * 512 + scale_in_chunk(sr % 128, 0));
-      if constexpr (kNv) xcodes[h] >>= 8 * (j / 2);
+      xcode_row[h] = x_base + Cfg::kOffXScale + (sr / 128) * 512 * Cfg::kChunksPerStage + (kNv ? sub : sub / 2) * 512 +
+                     scale_in_chunk(sr % 128, 0);
+      xcode_word[h] = Cfg::kSwap ? 0u : ptx::lds32(xcode_row[h]);
     }
   };
 
-  // The scale-table entries of those X words' blocks (2sub + cc, rows x_r0
-  // and x_r0 + 8), zero past K: BF16 factors, or the FP8 route's FP32 bits.
-  auto load_x_factors = [&](const std::uint32_t (&xcodes)[2], int sub, int k_stage, std::uint32_t (&xf)[2][2]) {
+  // The scale factors of those X words' blocks (2sub + cc, rows x_r0 and
+  // x_r0 + 8): BF16 factors, or the FP8 route's FP32 bits; the code of
+  // block 2sub + cc is column 2cc + j/2 of the word (NVFP4) or column
+  // (2sub + cc) % 4 (MXFP4). Swap-AB (the decode and gather tiles, bound by
+  // the integer ALU) reads each code with a byte load; the 128 x 256 tile,
+  // bound by shared-memory traffic, shifts it out of the word (its byte
+  // loads measured 1.01-1.05x the time on the H200, docs/PERF.md stop 23).
+  auto load_x_factors = [&](int sub, const std::uint32_t (&xcode_row)[2], const std::uint32_t (&xcode_word)[2],
+                            std::uint32_t (&xf)[2][2]) {
 #pragma unroll
-    for (int cc = 0; cc < 2; ++cc) {
-      const bool in_k = k_stage + 32 * (2 * sub + cc) < p.k;
+    for (int h = 0; h < 2; ++h) {
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const std::uint32_t code = (xcodes[h] >> (8 * (kNv ? 2 * cc : (2 * sub + cc) % 4))) & 0xffu;
-        const std::uint32_t f = ptx::lds32(table_base + 4 * code);
-        xf[cc][h] = in_k ? f : 0u;
+      for (int cc = 0; cc < 2; ++cc) {
+        const int col = kNv ? 2 * cc : (2 * sub + cc) % 4;  // (+ j/2, NVFP4)
+        const std::uint32_t code = Cfg::kSwap ? ptx::lds8(xcode_row[h] + col + (kNv ? j / 2 : 0))
+                                              : (xcode_word[h] >> (8 * col + (kNv ? 8 * (j / 2) : 0))) & 0xffu;
+        xf[cc][h] = ptx::lds32(table_base + 4 * code);
       }
     }
+  };
+
+  // A stage that reaches past K (the last K block where K is not a multiple
+  // of BK) holds FP4 zeros there (TMA's fill) but scale bytes that are stale
+  // (chunks past the tensor's are not loaded) or the layout's padding, which
+  // may be NaN codes, and 0 · NaN would poison the sums. Every consumer
+  // thread clears its share of the codes past K to 0 (a finite factor)
+  // before any reads them, so the loops look factors up with no bounds
+  // check (a compare and a select a factor were ~12% of the decode loop's
+  // integer-ALU operations, the pipe that bounds it). The fence orders
+  // these writes before the producer's next bulk copy into the stage.
+  auto clear_scales_past_k = [&](int s, int k_stage) {
+    const std::uint32_t codes = smem_base + s * Cfg::kStageBytes + Cfg::kOffXScale;  // X's band, then Y's
+    const int valid = (p.k - k_stage) / Cfg::kBlock;  // scale columns of the stage inside K
+    constexpr int kWords = (1 + Cfg::kYBands) * Cfg::kChunksPerStage * 128;  // a word: columns 4c..4c+3 of a row
+    for (int w = ctid; w < kWords; w += Cfg::kConsumerThreads) {
+      const int n = min(max(valid - 4 * ((w / 128) % Cfg::kChunksPerStage), 0), 4);  // its columns inside K
+      if (n < 4) ptx::sts32(codes + 4 * w, n == 0 ? 0u : ptx::lds32(codes + 4 * w) & ((1u << (8 * n)) - 1u));
+    }
+    ptx::fence_proxy_async_smem();
+    ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);
   };
 
   // The FP8 route's sub-steps of the stage at x_base (K block kb): per 64-K
@@ -664,15 +698,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // is done with the previous one: the two buffers need no free barrier.
   auto consume_stage_fp8 = [&](int s, int kb, std::int32_t xs_row0) {
     const std::uint32_t x_base = smem_base + s * Cfg::kStageBytes;
-    const int k_stage = kb * BK;
 #pragma unroll
     for (int sub = 0; sub < BK / 64; ++sub) {
       const std::uint32_t ybuf = ybuf0 + (sub % 2) * Cfg::kYConvBytes;
-      std::uint32_t xw[2][2], xcodes[2];
-      load_x_words(x_base, sub, xs_row0, xw, xcodes);
-      const Item yi = load_item(ypl[0], x_base, sub, k_stage, 1);
+      std::uint32_t xw[2][2], xcode_row[2], xcode_word[2];
+      load_x_words(x_base, sub, xs_row0, xw, xcode_row, xcode_word);
+      const Item yi = load_item(ypl[0], x_base, sub, 1);
       std::uint32_t xf[2][2];  // X factors' FP32 bits
-      load_x_factors(xcodes, sub, k_stage, xf);
+      load_x_factors(sub, xcode_row, xcode_word, xf);
       {  // Y: this thread's chunk as E4M3 (even words, then odd, fp8_logical_k) and its factor
         const int n = ypl[0].row, cc = ypl[0].k0 / 32, sw = (n / 2) % 4;
         const std::uint32_t row = ybuf + n * 64;
@@ -691,7 +724,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       }
       ptx::fence_proxy_async_smem();
       ptx::named_barrier(bar_ready, kYThreads);
-      if (sub == BK / 64 - 1) ptx::mbar_arrive(&empty[s]);
+      if (sub == BK / 64 - 1)  // (after this thread's loads of the stage landed: consume_stage's release)
+        ptx::mbar_arrive_after(&empty[s], a8[0][0] ^ a8[0][1] ^ a8[1][0] ^ a8[1][1] ^ xf[0][0] ^ xf[0][1] ^ xf[1][0] ^ xf[1][1],
+                               p.k < 0);
       const std::uint64_t ydesc8 = ptx::smem_desc_k_major_sw64(ybuf);
 #pragma unroll
       for (int cc = 0; cc < 2; ++cc) {
@@ -728,7 +763,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       return;
     }
     const std::uint32_t x_base = smem_base + s * Cfg::kStageBytes;
-    const int k_stage = kb * BK;
 #pragma unroll
     for (int sub = 0; sub < BK / 64; ++sub) {
       const int buf = sub % 2;  // the A fragment set (kXInRegs) or X buffer
@@ -762,15 +796,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       const std::uint32_t xbuf = xconv_base + buf * Cfg::kXConvBytes;
       // kXInRegs: X's words, read first so their latency hides behind Y's
       // dequantisation.
-      std::uint32_t xw[2][2], xcodes[2];
-      if constexpr (Cfg::kXInRegs) load_x_words(x_base, sub, xs_row0, xw, xcodes);
+      [[maybe_unused]] std::uint32_t xw[2][2], xcode_row[2], xcode_word[2];  // (kXInRegs only)
+      if constexpr (Cfg::kXInRegs) load_x_words(x_base, sub, xs_row0, xw, xcode_row, xcode_word);
       // All loads first where registers allow; the two-CTA decode tiles and
       // MoE-dense (a second accumulator) spill with it, and convert X before
       // loading Y.
       constexpr bool kLoadsFirst = !Cfg::kMoe && Cfg::kCtasPerSm == 1;
       Item xi[kXItems > 0 ? kXItems : 1], yi[kYSubs][kYItems];
 #pragma unroll
-      for (int u = 0; u < kXItems; ++u) xi[u] = load_item(xpl[u], x_base, sub, k_stage, kXSplit);
+      for (int u = 0; u < kXItems; ++u) xi[u] = load_item(xpl[u], x_base, sub, kXSplit);
       if constexpr (!kLoadsFirst) {
 #pragma unroll
         for (int u = 0; u < kXItems; ++u) store_item(xi[u], xpl[u], kXSplit, xbuf, std::false_type{});
@@ -779,11 +813,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 #pragma unroll
         for (int g = 0; g < kYSubs; ++g)
 #pragma unroll
-          for (int u = 0; u < kYItems; ++u) yi[g][u] = load_item(ypl[u], x_base, sub + g, k_stage, kYSplit);
+          for (int u = 0; u < kYItems; ++u) yi[g][u] = load_item(ypl[u], x_base, sub + g, kYSplit);
       }
       // kXInRegs: the X words' scale factors, looked up once Y's loads are in flight.
-      std::uint32_t xf[2][2];
-      if constexpr (Cfg::kXInRegs) load_x_factors(xcodes, sub, k_stage, xf);
+      [[maybe_unused]] std::uint32_t xf[2][2];
+      if constexpr (Cfg::kXInRegs) load_x_factors(sub, xcode_row, xcode_word, xf);
       if constexpr (kLoadsFirst) {
 #pragma unroll
         for (int u = 0; u < kXItems; ++u) store_item(xi[u], xpl[u], kXSplit, xbuf, std::false_type{});
@@ -828,7 +862,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         ptx::named_barrier(bar_ready, kYThreads);
       }
       if (sub == BK / 64 - 1) {
-        ptx::mbar_arrive(&empty[s]);
+        // Release the stage only once every value this thread loaded from it
+        // is in a register: the arrive waits on `dep` (the last sub-step's A
+        // fragments carry every X word and scale code; MoE: the alphas).
+        // ptxas otherwise issues the arrive with those loads still in flight
+        // (SASS of 6f7f612: the X words of the stage's last sub-step issued
+        // 13 instructions before it), and an mbarrier arrive did not keep the
+        // producer's next TMA fill from landing first: MXFP4 bn32 split-K
+        // sums over the wrong K blocks (docs/PERF.md stop 23, the lead).
+        std::uint32_t dep = 0;
+        if constexpr (Cfg::kXInRegs) dep = afrag[buf][0][0] ^ afrag[buf][0][1] ^ afrag[buf][2][0] ^ afrag[buf][2][1];
+        if constexpr (Cfg::kMoe) {
+          if (ends_expert) {
+#pragma unroll
+            for (int q = 0; q < kAlphaRegs; ++q) dep ^= __float_as_uint(alpha[q]);
+          }
+        }
+        ptx::mbar_arrive_after(&empty[s], dep, p.k < 0);
         if constexpr (kPair) {  // the peer's producer multicasts into this stage too
           __syncwarp();
           if (lane == 0) ptx::mbar_arrive_remote(ptx::smem_addr(&empty[s]) + peer_delta);
@@ -1005,6 +1055,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         for (int kb = t.unit_begin; kb < t.unit_end; ++kb, ++it) {
           const int s = it % kStages;
           ptx::mbar_wait(&full[s], (it / kStages) & 1);
+          if ((kb + 1) * BK > p.k) clear_scales_past_k(s, kb * BK);
           consume_stage(s, kb, nullptr, false, xs_row0, ys_row0);
         }
         ptx::wgmma_wait<0>();

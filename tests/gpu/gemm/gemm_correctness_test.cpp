@@ -224,7 +224,7 @@ TEST(GemmMaskedRows, RowsPastMaskedMReachNoOutput) {
 // every tile holds one 32-K block, one of its scale chunks partly padding
 // and the rest not loaded) with NaN codes in both operands' scale padding,
 // every layout x format x compiled tactic: nothing past K or past the rows
-// may reach an output.
+// may reach an output (the kernels clear the codes past K of such a stage).
 TEST(GemmScalePadding, NanPaddingPastKReachesNoOutput) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;

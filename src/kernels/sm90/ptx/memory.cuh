@@ -58,6 +58,14 @@ __device__ __forceinline__ void fence_mbarrier_init() { cuda::ptx::fence_mbarrie
 __device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
 }
+/// mbar_arrive, issued only once `dep` is computed: the barrier's address
+/// takes `dep` through a select on `never`, a run-time value the caller knows
+/// is false, so the arrive cannot be scheduled before the loads `dep` derives
+/// from have returned (the arrive releases the memory they read).
+__device__ __forceinline__ void mbar_arrive_after(std::uint64_t* bar, std::uint32_t dep, bool never) {
+  const std::uint32_t addr = smem_addr(bar) + (never ? (dep | 1u) : 0u);
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(addr) : "memory");
+}
 __device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, std::uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
 }
