@@ -41,6 +41,14 @@ struct InputBlock {
 #pragma unroll
     for (int v = 0; v < kVecs; ++v) raw[v] = ptx::lds128(row_addr + (((first_chunk + v) ^ (row % 8)) << 4));
   }
+  /// The XOR of every loaded word: a value that exists only once all the
+  /// loads have returned (ptx::mbar_arrive_after's `dep`).
+  __device__ std::uint32_t loaded_token() const {
+    std::uint32_t t = 0;
+#pragma unroll
+    for (int v = 0; v < kVecs; ++v) t ^= raw[v].x ^ raw[v].y ^ raw[v].z ^ raw[v].w;
+    return t;
+  }
   /// Max of the |x| bit patterns (see block_rules.hpp) over elements
   /// [first, first + count).
   __device__ std::uint32_t amax_bits(int first = 0, int count = kElems_) const {

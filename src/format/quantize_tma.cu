@@ -152,7 +152,11 @@ __global__ void __launch_bounds__(kThreads, 1) quantize_nvfp4_tma_kernel(
     ptx::mbar_wait(&full[slot], (k / kStages) & 1);
     Task in;
     in.load_swizzled(task_smem + slot * kStageBytes, box_row, 4 * half);
-    ptx::mbar_arrive(&empty[slot]);  // the task is in registers: the slot can refill
+    // The slot can refill once the task is in registers: a plain arrive here
+    // was issued with the four loads still in flight, and a refill can then
+    // land before them (tests/gpu/kernels/stage_release_test.cu). shape.rows
+    // is never 0 here (validation), which the compiler cannot know.
+    ptx::mbar_arrive_after(&empty[slot], in.loaded_token(), shape.rows == 0);
 
     std::uint32_t group, row0, col0;
     order.locate(tile, group, row0, col0);
