@@ -463,11 +463,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // wgmma descriptors of the BF16 buffers, per buffer parity, as their low
   // words (the high word is the same for all): a k16 step inside a buffer
   // adds 32 bytes, 2 in the address field, which cannot carry (shared
-  // addresses stay below 2^18). (Adding the steps to the whole 64-bit
-  // descriptor instead let ptxas step it with one 64-bit uniform add a
-  // wgmma, not three uniform moves and adds, but the MXFP4 bn32 decode tile
-  // then summed wrongly under split-K, H100 and H200, docs/PERF.md stop 23;
-  // the cause is not found.)
+  // addresses stay below 2^18). The loops add those steps to the whole
+  // 64-bit descriptor: ptxas then steps it with one 64-bit uniform add a
+  // wgmma, where a new low word joined to the high one cost it three
+  // uniform moves and adds (48 of a decode stage's ~550 instructions).
+  // (Stop 23 blamed this for wrong MXFP4 bn32 split-K sums; the cause was
+  // the stage release overtaking its loads, docs/PERF.md stop 24.)
   // (Y buffers: a pair of sets of kYConvSubs sub-step buffers; ydesc per set.)
   const std::uint32_t ybuf0 = conv_base + (Cfg::kPrivateY ? 2 * wg : 0) * Cfg::kYSetBytes;
   const std::uint32_t ydesc[2] = {ptx::smem_desc_k_major_sw128_lo(ybuf0),
@@ -897,11 +898,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         ptx::wgmma_fence();
 #pragma unroll
         for (int step = 0; step < 4; ++step) {
-          const std::uint64_t yd = ptx::smem_desc_sw128_from_lo(ydesc[yset] + (yoff >> 4) + 2 * step);
+          const std::uint64_t yd = ptx::smem_desc_sw128_from_lo(ydesc[yset]) + ((yoff >> 4) + 2 * step);
           if constexpr (Cfg::kXInRegs) {
             MmaRS::mma(d, afrag[buf][step], yd, !(fresh && step == 0));
           } else {
-            Mma::mma(d, ptx::smem_desc_sw128_from_lo(xdesc[buf] + 2 * step), yd, !(fresh && step == 0));
+            Mma::mma(d, ptx::smem_desc_sw128_from_lo(xdesc[buf]) + 2 * step, yd, !(fresh && step == 0));
           }
         }
         ptx::wgmma_commit();
