@@ -149,9 +149,9 @@ int pick_split_k(const ProblemShape& s, const GemmTactic& t) {
 /// (E = 256, W = 256, top-8; docs/PERF.md stop 17): gather bn16 bk256 on
 /// stream-K was the fastest tactic of every row from M = 32 (one token per
 /// expert: 0.95x the best dense tactic) to M = 384 (0.27x). Its widest
-/// stages that divide W; 8 tokens a pass up to 6 per expert (0.82-0.92x
-/// the time of 16 at 1-6 per expert, 1.02-1.03x at 7; H200, PERF.md stop
-/// 18), 16 up to 20 (32 lost everywhere up to 12 per expert), 32 past 20
+/// stages that divide W; 8 tokens a pass up to 7.5 per expert (0.82-0.92x
+/// the time of 16 at 1-6 per expert, H200, PERF.md stop 18; since stop 24's
+/// loop cuts 0.89-0.90x at 7 and 0.99-1.01x at 8), 16 up to 20 (32 lost everywhere up to 12 per expert), 32 past 20
 /// per expert (fewer passes over each expert's weights; not measured); two
 /// CTAs per SM where the tile holds M (more warps to hide latency with),
 /// with the most stages that still hold it. Below one token per expert:
@@ -160,7 +160,7 @@ const GemmTactic* pick_gather(const ProblemShape& shape, const std::vector<GemmT
   if (shape.layout != kernels::Layout::kMoeDense || shape.top_k <= 0 || shape.experts <= 0) return nullptr;
   const double per_expert = double(shape.m) * std::min(shape.top_k, shape.experts) / shape.experts;
   if (per_expert < 1.0) return nullptr;
-  const int want_bn = per_expert <= 6.0 ? 8 : per_expert <= 20.0 ? 16 : 32;
+  const int want_bn = per_expert <= 7.5 ? 8 : per_expert <= 20.0 ? 16 : 32;
   const GemmTactic* best = nullptr;
   auto better = [&](const GemmTactic& t) {
     if (!best) return true;

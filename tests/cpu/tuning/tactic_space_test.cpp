@@ -222,6 +222,7 @@ TEST(TacticSpace, GatherOnlyForRoutedAlphaThatItHolds) {
     if (e.tactic.moe_gather) most = std::max(most, e.max_m);
   EXPECT_FALSE(pick(most + 1, 8, 256).moe_gather) << "more tokens than any gather tile holds";
   EXPECT_EQ(pick(128, 8, 256).block_n, 8);
+  EXPECT_EQ(pick(224, 8, 256).block_n, 8) << "seven tokens per expert: still 8 a pass";
   EXPECT_EQ(pick(256, 8, 256).block_n, 16) << "eight tokens per expert: 16 a pass";
   EXPECT_EQ(pick(160, 8, 256).stages, 4) << "the 8-token tile with four stages holds 160 tokens";
   const GemmTactic m192 = pick(192, 8, 256);
