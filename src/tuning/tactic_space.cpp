@@ -150,11 +150,12 @@ int pick_split_k(const ProblemShape& s, const GemmTactic& t) {
 /// stream-K was the fastest tactic of every row from M = 32 (one token per
 /// expert: 0.95x the best dense tactic) to M = 384 (0.27x). Its widest
 /// stages that divide W; 8 tokens a pass up to 7.5 per expert (0.82-0.92x
-/// the time of 16 at 1-6 per expert, H200, PERF.md stop 18; since stop 24's
-/// loop cuts 0.89-0.90x at 7 and 0.99-1.01x at 8), 16 up to 20 (32 lost everywhere up to 12 per expert), 32 past 20
-/// per expert (fewer passes over each expert's weights; not measured); two
-/// CTAs per SM where the tile holds M (more warps to hide latency with),
-/// with the most stages that still hold it. Below one token per expert:
+/// the time of 16 at 1-6 per expert, H200, PERF.md stop 18; since stop
+/// 24's loop cuts 0.89-0.90x at 7 and 0.99-1.01x at 8), 16 up to 20 (32
+/// lost everywhere up to 12 per expert), 32 past 20 per expert (fewer
+/// passes over each expert's weights; not measured); two CTAs per SM where
+/// the tile holds M (more warps to hide latency with), with the most stages
+/// that still hold it. Below one token per expert:
 /// not measured, so the dense formulation as before.
 const GemmTactic* pick_gather(const ProblemShape& shape, const std::vector<GemmTactic>& all) {
   if (shape.layout != kernels::Layout::kMoeDense || shape.top_k <= 0 || shape.experts <= 0) return nullptr;

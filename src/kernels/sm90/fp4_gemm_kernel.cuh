@@ -868,9 +868,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         // fragments carry every X word and scale code; MoE: the alphas).
         // ptxas otherwise issues the arrive with those loads still in flight
         // (SASS of 6f7f612: the X words of the stage's last sub-step issued
-        // 13 instructions before it), and an mbarrier arrive did not keep the
-        // producer's next TMA fill from landing first: MXFP4 bn32 split-K
-        // sums over the wrong K blocks (docs/PERF.md stop 23, the lead).
+        // 13 instructions before it), and an mbarrier arrive does not keep
+        // the producer's next TMA fill from landing first: MXFP4 bn32 split-K
+        // summed over the wrong K blocks (docs/PERF.md stops 23 and 24; the
+        // mechanism alone: tests/gpu/kernels/stage_release_test.cu).
         std::uint32_t dep = 0;
         if constexpr (Cfg::kXInRegs) dep = afrag[buf][0][0] ^ afrag[buf][0][1] ^ afrag[buf][2][0] ^ afrag[buf][2][1];
         if constexpr (Cfg::kMoe) {

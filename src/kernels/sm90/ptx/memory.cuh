@@ -61,7 +61,10 @@ __device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
 /// mbar_arrive, issued only once `dep` is computed: the barrier's address
 /// takes `dep` through a select on `never`, a run-time value the caller knows
 /// is false, so the arrive cannot be scheduled before the loads `dep` derives
-/// from have returned (the arrive releases the memory they read).
+/// from have returned. For a stage a TMA (async-proxy) write refills once the
+/// barrier completes: a plain arrive issued behind shared loads still in
+/// flight lets that write land before them (tests/gpu/kernels/
+/// stage_release_test.cu: 18% of the words read on an H200).
 __device__ __forceinline__ void mbar_arrive_after(std::uint64_t* bar, std::uint32_t dep, bool never) {
   const std::uint32_t addr = smem_addr(bar) + (never ? (dep | 1u) : 0u);
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(addr) : "memory");
