@@ -20,6 +20,7 @@
 #include "bench/ceilings.hpp"
 #include "bench/suite.hpp"
 #include "commands.hpp"
+#include "fp4moe_commit.hpp"  // FP4MOE_GIT_COMMIT (generated at build time)
 #include "fp4moe/error.hpp"
 #include "fp4moe/tuning.hpp"
 

@@ -9,6 +9,7 @@
 
 #include "bench/sweep.hpp"
 #include "commands.hpp"
+#include "fp4moe_commit.hpp"  // FP4MOE_GIT_COMMIT (generated at build time)
 #include "fp4moe/error.hpp"
 
 #ifndef FP4MOE_GIT_COMMIT
