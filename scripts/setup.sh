@@ -53,4 +53,16 @@ if ! ls "$CUDA_ROOT"/lib64/libcublasLt.so* >/dev/null 2>&1 && ! ls "$CUDA_ROOT"/
   say "cuBLASLt not found under $CUDA_ROOT (part of the CUDA toolkit; the benchmark's peers need it)" >&2
   exit 1
 fi
+# cuobjdump and nvdisasm, for the stage-release check on the built kernels
+# (ctest SassReleaseAudit, scripts/check_sass_releases.sh): part of the CUDA
+# toolkit, but some installs leave them out; NVIDIA's PyPI build of them then
+# goes into .tools/cuda. Without them that one test is skipped.
+root=$(cd "$(dirname "$0")/.." && pwd)
+if [ ! -x "$CUDA_ROOT/bin/cuobjdump" ] && ! have cuobjdump &&
+   [ -z "$(find "$root/.tools/cuda" -name cuobjdump -type f 2>/dev/null | head -1)" ]; then
+  major=${cuda_version%%.*}
+  say "no cuobjdump: installing NVIDIA's cuobjdump and nvdisasm $major.x from PyPI into .tools/cuda"
+  PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --target "$root/.tools/cuda" "nvidia-cuda-cuobjdump==$major.*" "nvidia-cuda-nvdisasm==$major.*" ||
+    say "could not install them: the SASS release check will be skipped"
+fi
 say "ok: $(g++ --version | head -1), cmake $(cmake --version | head -1 | awk '{print $3}'), nvcc $cuda_version"
