@@ -14,7 +14,11 @@
 //   2. issue 4 wgmma m64nBNk16 (A from registers or shared memory, B from
 //      shared memory).
 // The BF16 buffers and the A fragments alternate, so dequantising sub-step
-// i+1 overlaps the tensor cores on sub-step i. Block scales become BF16
+// i+1 overlaps the tensor cores on sub-step i. A consumer releases a stage
+// (its arrive on empty[s]) only once every value it loaded from the stage is
+// in a register (ptx::mbar_arrive_after): the arrive does not hold back the
+// next TMA fill behind shared loads still in flight (docs/PERF.md stop 24;
+// ctest SassReleaseAudit checks every instance's SASS for it). Block scales become BF16
 // factors through a per-CTA table (one shared load per code). The epilogue
 // applies the global scales and stores BF16 or FP32 from the accumulators;
 // the 128 x 256 tile of the dense and contiguous layouts stores BF16 through
