@@ -67,7 +67,7 @@ def audit(text, name_filter="", ignore=None):
 
 
 def main(argv):
-    args = [a for a in argv[1:]]
+    args = list(argv[1:])
     ignore = None
     if "--ignore" in args:
         j = args.index("--ignore")

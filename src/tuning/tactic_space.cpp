@@ -155,8 +155,8 @@ int pick_split_k(const ProblemShape& s, const GemmTactic& t) {
 /// lost everywhere up to 12 per expert), 32 past 20 per expert (fewer
 /// passes over each expert's weights; not measured); two CTAs per SM where
 /// the tile holds M (more warps to hide latency with), with the most stages
-/// that still hold it. Below one token per expert:
-/// not measured, so the dense formulation as before.
+/// that still hold it. Below one token per expert: not measured, so the
+/// dense formulation as before.
 const GemmTactic* pick_gather(const ProblemShape& shape, const std::vector<GemmTactic>& all) {
   if (shape.layout != kernels::Layout::kMoeDense || shape.top_k <= 0 || shape.experts <= 0) return nullptr;
   const double per_expert = double(shape.m) * std::min(shape.top_k, shape.experts) / shape.experts;
