@@ -55,6 +55,7 @@
 #include "kernels/sm90/gemm_params.hpp"
 #include "kernels/sm90/moe_dense_producer.cuh"
 #include "kernels/sm90/moe_gather_producer.cuh"
+#include "kernels/sm90/operand_items.cuh"
 #include "kernels/sm90/split_k_arrival.cuh"
 #include "kernels/sm90/swiglu_epilogue.cuh"
 #include "kernels/sm90/ptx/cluster.cuh"
@@ -86,10 +87,14 @@ struct GemmConfig {
   static constexpr Layout kLayout = kLayout_;
   static constexpr bool kSwap = kSwap_;
   static constexpr bool kGather = kLayout == Layout::kMoeGather;
-  // Consumer warpgroups. (The gather layout's take passes in turn over one
-  // 64-row block; four of them, for more warps per scheduler, ran 2-10%
-  // slower than two on an H100, docs/PERF.md stop 17.)
-  static constexpr int kConsumers = 2;
+  // Consumer warpgroups: two, or four in the gather layout's tiles that
+  // run one CTA an SM (their accumulator of every token fills shared
+  // memory). The gather layout's warpgroups take passes in turn over one
+  // 64-row block, and with two, such a tile left each scheduler two warps
+  // to hide the conversion's latencies with: four ran moe-fc2 M = 256-384
+  // in 0.93-0.96x the time on an H200 (docs/PERF.md stop 25; on an H100
+  // with 128-K stages, stop 17, they had run 2-10% slower).
+  static constexpr int kConsumers = kLayout_ == Layout::kMoeGather && kCtasPerSm_ == 1 ? 4 : 2;
   // X rows per CTA: 64 per consumer warpgroup, or the gather layout's one
   // shared block.
   static constexpr int BM = kGather ? 64 : 64 * kConsumers;
@@ -242,20 +247,6 @@ struct GemmConfig {
   static_assert(BN % 8 == 0 && BN <= 256 && (BN <= 128 ? 128 % BN == 0 : BN % 128 == 0), "BN tiles the 128-row scale bands");
   static_assert(kSmemBytes * kCtasPerSm <= kSmemPerSm, "shared memory");
 };
-
-/// Byte offset of 16-byte chunk c of row r in a TMA tile with the swizzle that
-/// matches its row size (32/64/128B): address bits [4, 4+b) ^= bits [7, 7+b).
-template <int kRowBytes, int kBits>
-__device__ __forceinline__ std::uint32_t swizzled(std::uint32_t r, std::uint32_t c) {
-  const std::uint32_t off = r * kRowBytes + c * 16;
-  return off ^ (((off >> 7) & ((1u << kBits) - 1)) << 4);
-}
-
-/// Byte offset of scale (row r of a 128-row band, column c of a 4-column
-/// chunk) inside a 512-byte chunk of the 128x4 layout.
-__device__ __forceinline__ std::uint32_t scale_in_chunk(std::uint32_t r, std::uint32_t c) {
-  return (r % 32) * 16 + (r / 32) * 4 + c;
-}
 
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
@@ -486,107 +477,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   constexpr std::uint32_t kXRowStep = 8 * Cfg::kRowBytes;
   const std::uint32_t xw_off = swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(x_r0, 0) + 4 * j;
 
-  // Dequantisation of `rows` rows × 2 chunks (32 k each) of an FP4 tile in
-  // stage memory into a BF16 buffer, split over `threads` threads: item i is
-  // chunk (i / split) / rows of row (i / split) % rows, or 1 / split of it (a
-  // small tile is cut into 16-byte pieces so every thread has work). Which
-  // items a thread converts never changes, so where each lies is worked out
-  // once per tile (place_item); per sub-step only compile-time offsets are
-  // added. In two phases: an item's FP4 chunk, scale bytes and scale factors
-  // are read (load_item), later converted and stored (store_item), so a
-  // thread has several items' shared-memory loads in flight together and no
-  // branch between them.
-  constexpr auto split_of = [](int rows, int threads) {
-    return 2 * rows >= threads ? 1 : (16 * rows <= threads ? 8 : 8 * rows <= threads ? 4 : threads / (2 * rows));
-  };
-  constexpr auto items_of = [](int rows, int threads, int split) { return (2 * rows * split + threads - 1) / threads; };
-  struct ItemPlace {
-    std::uint32_t fp4;    // its FP4 chunk from a stage's base at sub-step 0; sub-step s: ^ (s << 5)
-    std::uint32_t scale;  // its (first) scale byte from a stage's base at sub-step 0
-    std::uint32_t bf16;   // its first 16-byte piece from a BF16 buffer's base; piece q: ^ (q << 4)
-    std::int32_t k0;      // its chunk's first k in a stage at sub-step 0: 0 or 32
-    std::int32_t part;    // which 1 / split of the chunk
-    std::int32_t row;     // its row in the tile (the FP8 route's E4M3 rows and scale factors)
-  };
-  // fp4_off / scale_off: the tile's FP4 rows / scale chunks in a stage.
-  auto place_item = [&](std::uint32_t fp4_off, std::uint32_t scale_off, int scale_row0, int rows, int row0, int split,
-                        int item) {
-    const int rc = item / split, cc = rc / rows;
-    int t = rc % rows;
-    // Whole chunks of 128-row blocks: the four quarter-warps of a warp take
-    // rows 32 apart, each 8 consecutive rows (lane l of warp slot w gets row
-    // 32(l / 8) + 8w + l % 8). The 128x4 layout puts the scale bytes of rows
-    // r, r + 32, r + 64, r + 96 in one 16-byte line, so 32 consecutive rows
-    // read their codes from 8 banks, four times each; spread this way they
-    // read from 32. The 16-byte loads and stores, one quarter-warp at a
-    // time, still see 8 consecutive rows.
-    if (split == 1 && rows % 128 == 0) t = (t & ~127) | (((t & 31) >> 3) << 5) | (((t >> 5) & 3) << 3) | (t & 7);
-    const int n = row0 + t;
-    const int band = (scale_row0 + n) / 128, r = (scale_row0 + n) % 128;
-    ItemPlace pl;
-    // Chunk 2s + cc of a row is chunk cc with bit 5 of the offset flipped:
-    // the swizzle XORs the chunk index with row bits only.
-    pl.fp4 = fp4_off + swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(n, cc);
-    // NVFP4: scale columns 4s + 2cc, 4s + 2cc + 1 (one 16-bit load, chunk s);
-    // MXFP4: column 2s + cc (chunk s / 2, column 2(s % 2) + cc).
-    pl.scale = scale_off + band * 512 * Cfg::kChunksPerStage + scale_in_chunk(r, kNv ? 2 * cc : cc);
-    pl.bf16 = n * 128 + ((4 * cc) ^ (n % 8)) * 16;  // the 128B swizzle of the BF16 row
-    pl.k0 = 32 * cc;
-    pl.part = item % split;
-    pl.row = n;
-    return pl;
-  };
-  struct Item {
-    uint4 raw;
-    std::uint32_t f0, f1;  // scale table entries of the chunk's 16-blocks (NVFP4) or its 32-block (both, MXFP4)
-  };
-  // Past K a stage's codes are zero (clear_scales_past_k), so no factor
-  // needs a bounds check.
-  auto load_item = [&](const ItemPlace& pl, std::uint32_t stage, int sub, int split) {
-    Item it;
-    // NVFP4: the chunk's two codes from here; MXFP4: its one code.
-    const std::uint32_t code_addr = kNv ? stage + pl.scale + sub * 512 : stage + pl.scale + (sub / 2) * 512 + 2 * (sub % 2);
-    if (split == 8) {  // half a piece: words 2h, 2h + 1 of the chunk, in one scale block
-      const int h = pl.part % 2;
-      const uint2 w = ptx::lds64(((stage + pl.fp4) ^ (sub << 5)) + 8 * h);
-      it.raw = make_uint4(w.x, w.y, 0u, 0u);
-      const std::uint32_t code = ptx::lds8(code_addr + (kNv ? h : 0));
-      it.f0 = it.f1 = ptx::lds32(table_base + 4 * code);
-      return it;
-    }
-    it.raw = ptx::lds128((stage + pl.fp4) ^ (sub << 5));
-    if constexpr (kNv) {  // both codes in one load: the prefill tile's loop is bound by shared-memory traffic, not ALU
-      const std::uint32_t codes = ptx::lds16(code_addr);
-      it.f0 = ptx::lds32(table_base + 4 * (codes & 0xffu));
-      it.f1 = ptx::lds32(table_base + 4 * (codes >> 8));
-    } else {
-      it.f0 = it.f1 = ptx::lds32(table_base + 4 * ptx::lds8(code_addr));
-    }
-    return it;
-  };
-  // (kOfB: the item is of B, the weights, which may be prepacked: Y without
-  // swap-AB; X items are always of A.)
-  auto store_item = [&](const Item& it, const ItemPlace& pl, int split, std::uint32_t bf16_buf, auto kOfB) {
-    const PairScale s0 = pair_scale_from_table<kNv>(it.f0), s1 = pair_scale_from_table<kNv>(it.f1);
-    const std::uint32_t dst = bf16_buf + pl.bf16;
-    if (split == 8) {  // half of piece q: its words 2h, 2h + 1 (load_item's raw.x, raw.y)
-      const int q = pl.part / 2, h = pl.part % 2;
-      ptx::sts64((dst ^ (q << 4)) + 8 * h, logical_half_piece<kNv>(it.raw.x, it.raw.y, q, s0));
-      return;
-    }
-    if (split == 1) {  // the whole chunk: every pair index is known at compile time
-      uint4 pieces4[4];
-      logical_pieces<kNv, Cfg::kPrepackedB && decltype(kOfB)::value>(it.raw, s0, s1, pieces4);
-#pragma unroll
-      for (int q = 0; q < 4; ++q) ptx::sts128(dst ^ (q << 4), pieces4[q]);
-      return;
-    }
-    const int pieces = 4 / split;
-    for (int pq = 0; pq < pieces; ++pq) {
-      const int q = pl.part * pieces + pq;
-      ptx::sts128(dst ^ (q << 4), logical_piece<kNv>(it.raw, q, s0, s1));
-    }
-  };
+  // Dequantisation items (operand_items.cuh): X without swap-AB, and Y.
+  const OperandItems<Cfg> items{table_base};
+  constexpr auto split_of = item_split;
+  constexpr auto items_of = items_per_thread;
   // X: this warpgroup's 64 rows (only it reads them); Y: the whole tile,
   // split over the threads that share it. Every thread has the same number
   // of items, so none is ever empty.
@@ -599,10 +493,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   auto place_items = [&](std::int32_t xs_row0, std::int32_t ys_row0) {
 #pragma unroll
     for (int u = 0; u < kXItems; ++u)
-      xpl[u] = place_item(0, Cfg::kOffXScale, xs_row0, 64, 64 * wg, kXSplit, ctid % 128 + 128 * u);
+      xpl[u] = items.place(0, Cfg::kOffXScale, xs_row0, 64, 64 * wg, kXSplit, ctid % 128 + 128 * u);
 #pragma unroll
     for (int u = 0; u < kYItems; ++u)
-      ypl[u] = place_item(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN, 0, kYSplit, y_tid + kYThreads * u);
+      ypl[u] = items.place(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN, 0, kYSplit, y_tid + kYThreads * u);
   };
 
   // MoE-dense: each expert's product goes to `expert_acc` and is folded into `acc`
@@ -673,23 +567,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     }
   };
 
-  // A stage that reaches past K (the last K block where K is not a multiple
-  // of BK) holds FP4 zeros there (TMA's fill) but scale bytes that are stale
-  // (chunks past the tensor's are not loaded) or the layout's padding, which
-  // may be NaN codes, and 0 · NaN would poison the sums. Every consumer
-  // thread clears its share of the codes past K to 0 (a finite factor)
-  // before any reads them, so the loops look factors up with no bounds
-  // check (a compare and a select a factor were ~12% of the decode loop's
-  // integer-ALU operations, the pipe that bounds it). The fence orders
-  // these writes before the producer's next bulk copy into the stage.
+  // The codes of a stage past K, cleared before any reads them (every
+  // consumer thread its share: operand_items.cuh, clear_codes_past_k).
   auto clear_scales_past_k = [&](int s, int k_stage) {
-    const std::uint32_t codes = smem_base + s * Cfg::kStageBytes + Cfg::kOffXScale;  // X's band, then Y's
-    const int valid = (p.k - k_stage) / Cfg::kBlock;  // scale columns of the stage inside K
-    constexpr int kWords = (1 + Cfg::kYBands) * Cfg::kChunksPerStage * 128;  // a word: columns 4c..4c+3 of a row
-    for (int w = ctid; w < kWords; w += Cfg::kConsumerThreads) {
-      const int n = min(max(valid - 4 * ((w / 128) % Cfg::kChunksPerStage), 0), 4);  // its columns inside K
-      if (n < 4) ptx::sts32(codes + 4 * w, n == 0 ? 0u : ptx::lds32(codes + 4 * w) & ((1u << (8 * n)) - 1u));
-    }
+    constexpr int kWords = (1 + Cfg::kYBands) * Cfg::kChunksPerStage * 128;  // X's band, then Y's
+    clear_codes_past_k<Cfg>(smem_base + s * Cfg::kStageBytes + Cfg::kOffXScale, (p.k - k_stage) / Cfg::kBlock, 0, kWords,
+                            ctid, Cfg::kConsumerThreads);
     ptx::fence_proxy_async_smem();
     ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);
   };
@@ -708,7 +591,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       const std::uint32_t ybuf = ybuf0 + (sub % 2) * Cfg::kYConvBytes;
       std::uint32_t xw[2][2], xcode_row[2], xcode_word[2];
       load_x_words(x_base, sub, xs_row0, xw, xcode_row, xcode_word);
-      const Item yi = load_item(ypl[0], x_base, sub, 1);
+      const Item yi = items.load(ypl[0], x_base, sub, 1);
       std::uint32_t xf[2][2];  // X factors' FP32 bits
       load_x_factors(sub, xcode_row, xcode_word, xf);
       {  // Y: this thread's chunk as E4M3 (even words, then odd, fp8_logical_k) and its factor
@@ -809,30 +692,30 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       constexpr bool kLoadsFirst = !Cfg::kMoe && Cfg::kCtasPerSm == 1;
       Item xi[kXItems > 0 ? kXItems : 1], yi[kYSubs][kYItems];
 #pragma unroll
-      for (int u = 0; u < kXItems; ++u) xi[u] = load_item(xpl[u], x_base, sub, kXSplit);
+      for (int u = 0; u < kXItems; ++u) xi[u] = items.load(xpl[u], x_base, sub, kXSplit);
       if constexpr (!kLoadsFirst) {
 #pragma unroll
-        for (int u = 0; u < kXItems; ++u) store_item(xi[u], xpl[u], kXSplit, xbuf, std::false_type{});
+        for (int u = 0; u < kXItems; ++u) items.template store<false>(xi[u], xpl[u], kXSplit, xbuf);
       }
       if (y_turn) {
 #pragma unroll
         for (int g = 0; g < kYSubs; ++g)
 #pragma unroll
-          for (int u = 0; u < kYItems; ++u) yi[g][u] = load_item(ypl[u], x_base, sub + g, kYSplit);
+          for (int u = 0; u < kYItems; ++u) yi[g][u] = items.load(ypl[u], x_base, sub + g, kYSplit);
       }
       // kXInRegs: the X words' scale factors, looked up once Y's loads are in flight.
       [[maybe_unused]] std::uint32_t xf[2][2];
       if constexpr (Cfg::kXInRegs) load_x_factors(sub, xcode_row, xcode_word, xf);
       if constexpr (kLoadsFirst) {
 #pragma unroll
-        for (int u = 0; u < kXItems; ++u) store_item(xi[u], xpl[u], kXSplit, xbuf, std::false_type{});
+        for (int u = 0; u < kXItems; ++u) items.template store<false>(xi[u], xpl[u], kXSplit, xbuf);
       }
       if (y_turn) {
 #pragma unroll
         for (int g = 0; g < kYSubs; ++g)
 #pragma unroll
           for (int u = 0; u < kYItems; ++u)
-            store_item(yi[g][u], ypl[u], kYSplit, ybuf + g * Cfg::kYConvBytes, std::bool_constant<!Cfg::kSwap>{});
+            items.template store<!Cfg::kSwap>(yi[g][u], ypl[u], kYSplit, ybuf + g * Cfg::kYConvBytes);
       }
       if constexpr (Cfg::kXInRegs) {
 #pragma unroll

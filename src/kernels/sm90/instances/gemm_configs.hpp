@@ -40,11 +40,12 @@
 // many tokens, 32) at a time; 256-K stages where W allows (each weight
 // row's 128 bytes of an expert in one load: 1.38x the speed of 128-K
 // stages, H100 sweep), else 128-K (any W). The tile accumulator fills most
-// of shared memory, so one CTA per SM; except the 8-token tiles (three or
-// four stages) and a 16-token one (four), two CTAs per SM for calls with
-// few tokens (their accumulators hold fewer): one CTA's eight consumer
-// warps left half the issue slots empty (ncu, H200, M = 32: 0.71 eligible
-// warps per scheduler). 8 tokens a pass suit 1-6 tokens per expert.
+// of shared memory, so one CTA per SM (with four consumer warpgroups,
+// fp4_gemm_kernel.cuh); except the 8-token tiles (three or four stages) and
+// a 16-token one (four), two CTAs per SM for calls with few tokens (their
+// accumulators hold fewer): one CTA's eight consumer warps left half the
+// issue slots empty (ncu, H200, M = 32: 0.71 eligible warps per scheduler).
+// 8 tokens a pass suit 1-6 tokens per expert.
 #define FP4MOE_MOE_GATHER_TACTICS(X, FMT, LAYOUT) \
   X(FMT, LAYOUT, true, 8, 256, 4, 2)              \
   X(FMT, LAYOUT, true, 8, 256, 3, 2)              \

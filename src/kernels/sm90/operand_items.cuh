@@ -1,0 +1,163 @@
+// Dequantisation items: how a tile of FP4 rows in a stage becomes the BF16
+// buffer wgmma reads (128 bytes = 64 K a row, the 128B swizzle), shared by
+// the consumer warpgroups of fp4_gemm_kernel.cuh (X without swap-AB, and Y).
+//
+// `rows` rows × 2 chunks (32 k each) of a 64-K sub-step are split over
+// `threads` threads: item i is chunk (i / split) / rows of row
+// (i / split) % rows, or 1 / split of it (a small tile is cut into 16-byte
+// pieces so every thread has work). Which items a thread converts never
+// changes, so where each lies is worked out once per tile (place); per
+// sub-step only compile-time offsets are added. In two phases: an item's FP4
+// chunk, scale bytes and scale factors are read (load), later converted and
+// stored (store), so a thread has several items' shared-memory loads in
+// flight together and no branch between them.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/sm90/fp4_dequant.cuh"
+#include "kernels/sm90/ptx/memory.cuh"
+
+namespace fp4moe::kernels {
+
+/// Byte offset of 16-byte chunk c of row r in a TMA tile with the swizzle that
+/// matches its row size (32/64/128B): address bits [4, 4+b) ^= bits [7, 7+b).
+template <int kRowBytes, int kBits>
+__device__ __forceinline__ std::uint32_t swizzled(std::uint32_t r, std::uint32_t c) {
+  const std::uint32_t off = r * kRowBytes + c * 16;
+  return off ^ (((off >> 7) & ((1u << kBits) - 1)) << 4);
+}
+
+/// Byte offset of scale (row r of a 128-row band, column c of a 4-column
+/// chunk) inside a 512-byte chunk of the 128x4 layout.
+__device__ __forceinline__ std::uint32_t scale_in_chunk(std::uint32_t r, std::uint32_t c) {
+  return (r % 32) * 16 + (r / 32) * 4 + c;
+}
+
+/// 1 / split of a chunk per item: whole chunks where there are enough of
+/// them, else pieces, down to half a piece.
+constexpr int item_split(int rows, int threads) {
+  return 2 * rows >= threads ? 1 : (16 * rows <= threads ? 8 : 8 * rows <= threads ? 4 : threads / (2 * rows));
+}
+/// Items a thread converts per sub-step.
+constexpr int items_per_thread(int rows, int threads, int split) { return (2 * rows * split + threads - 1) / threads; }
+
+struct ItemPlace {
+  std::uint32_t fp4;    ///< its FP4 chunk from a stage's base at sub-step 0; sub-step s: ^ (s << 5)
+  std::uint32_t scale;  ///< its (first) scale byte from a stage's base at sub-step 0
+  std::uint32_t bf16;   ///< its first 16-byte piece from a BF16 buffer's base; piece q: ^ (q << 4)
+  std::int32_t k0;      ///< its chunk's first k in a stage at sub-step 0: 0 or 32
+  std::int32_t part;    ///< which 1 / split of the chunk
+  std::int32_t row;     ///< its row in the tile (the FP8 route's E4M3 rows and scale factors)
+};
+
+struct Item {
+  uint4 raw;
+  std::uint32_t f0, f1;  ///< scale table entries of the chunk's 16-blocks (NVFP4) or its 32-block (both, MXFP4)
+};
+
+template <class Cfg>
+struct OperandItems {
+  static constexpr bool kNv = Cfg::kNvfp4;
+  std::uint32_t table_base;  ///< the per-CTA scale table (one 32-bit factor per code)
+
+  /// fp4_off / scale_off: the tile's FP4 rows / scale chunks in a stage.
+  __device__ static ItemPlace place(std::uint32_t fp4_off, std::uint32_t scale_off, int scale_row0, int rows, int row0,
+                                    int split, int item) {
+    const int rc = item / split, cc = rc / rows;
+    int t = rc % rows;
+    // Whole chunks of 128-row blocks: the four quarter-warps of a warp take
+    // rows 32 apart, each 8 consecutive rows (lane l of warp slot w gets row
+    // 32(l / 8) + 8w + l % 8). The 128x4 layout puts the scale bytes of rows
+    // r, r + 32, r + 64, r + 96 in one 16-byte line, so 32 consecutive rows
+    // read their codes from 8 banks, four times each; spread this way they
+    // read from 32. The 16-byte loads and stores, one quarter-warp at a
+    // time, still see 8 consecutive rows.
+    if (split == 1 && rows % 128 == 0) t = (t & ~127) | (((t & 31) >> 3) << 5) | (((t >> 5) & 3) << 3) | (t & 7);
+    const int n = row0 + t;
+    const int band = (scale_row0 + n) / 128, r = (scale_row0 + n) % 128;
+    ItemPlace pl;
+    // Chunk 2s + cc of a row is chunk cc with bit 5 of the offset flipped:
+    // the swizzle XORs the chunk index with row bits only.
+    pl.fp4 = fp4_off + swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(n, cc);
+    // NVFP4: scale columns 4s + 2cc, 4s + 2cc + 1 (one 16-bit load, chunk s);
+    // MXFP4: column 2s + cc (chunk s / 2, column 2(s % 2) + cc).
+    pl.scale = scale_off + band * 512 * Cfg::kChunksPerStage + scale_in_chunk(r, kNv ? 2 * cc : cc);
+    pl.bf16 = n * 128 + ((4 * cc) ^ (n % 8)) * 16;  // the 128B swizzle of the BF16 row
+    pl.k0 = 32 * cc;
+    pl.part = item % split;
+    pl.row = n;
+    return pl;
+  }
+
+  /// Past K a stage's codes are zero (clear_codes_past_k), so no factor
+  /// needs a bounds check.
+  __device__ Item load(const ItemPlace& pl, std::uint32_t stage, int sub, int split) const {
+    Item it;
+    // NVFP4: the chunk's two codes from here; MXFP4: its one code.
+    const std::uint32_t code_addr = kNv ? stage + pl.scale + sub * 512 : stage + pl.scale + (sub / 2) * 512 + 2 * (sub % 2);
+    if (split == 8) {  // half a piece: words 2h, 2h + 1 of the chunk, in one scale block
+      const int h = pl.part % 2;
+      const uint2 w = ptx::lds64(((stage + pl.fp4) ^ (sub << 5)) + 8 * h);
+      it.raw = make_uint4(w.x, w.y, 0u, 0u);
+      const std::uint32_t code = ptx::lds8(code_addr + (kNv ? h : 0));
+      it.f0 = it.f1 = ptx::lds32(table_base + 4 * code);
+      return it;
+    }
+    it.raw = ptx::lds128((stage + pl.fp4) ^ (sub << 5));
+    if constexpr (kNv) {  // both codes in one load: the prefill tile's loop is bound by shared-memory traffic, not ALU
+      const std::uint32_t codes = ptx::lds16(code_addr);
+      it.f0 = ptx::lds32(table_base + 4 * (codes & 0xffu));
+      it.f1 = ptx::lds32(table_base + 4 * (codes >> 8));
+    } else {
+      it.f0 = it.f1 = ptx::lds32(table_base + 4 * ptx::lds8(code_addr));
+    }
+    return it;
+  }
+
+  /// kOfB: the item is of B, the weights, which may be prepacked (Y without
+  /// swap-AB; X items are always of A).
+  template <bool kOfB>
+  __device__ static void store(const Item& it, const ItemPlace& pl, int split, std::uint32_t bf16_buf) {
+    const PairScale s0 = pair_scale_from_table<kNv>(it.f0), s1 = pair_scale_from_table<kNv>(it.f1);
+    const std::uint32_t dst = bf16_buf + pl.bf16;
+    if (split == 8) {  // half of piece q: its words 2h, 2h + 1 (load's raw.x, raw.y)
+      const int q = pl.part / 2, h = pl.part % 2;
+      ptx::sts64((dst ^ (q << 4)) + 8 * h, logical_half_piece<kNv>(it.raw.x, it.raw.y, q, s0));
+      return;
+    }
+    if (split == 1) {  // the whole chunk: every pair index is known at compile time
+      uint4 pieces4[4];
+      logical_pieces<kNv, Cfg::kPrepackedB && kOfB>(it.raw, s0, s1, pieces4);
+#pragma unroll
+      for (int q = 0; q < 4; ++q) ptx::sts128(dst ^ (q << 4), pieces4[q]);
+      return;
+    }
+    const int pieces = 4 / split;
+    for (int pq = 0; pq < pieces; ++pq) {
+      const int q = pl.part * pieces + pq;
+      ptx::sts128(dst ^ (q << 4), logical_piece<kNv>(it.raw, q, s0, s1));
+    }
+  }
+};
+
+/// A stage that reaches past K (the last K block where K is not a multiple
+/// of BK) holds FP4 zeros there (TMA's fill) but scale bytes that are stale
+/// (chunks past the tensor's are not loaded) or the layout's padding, which
+/// may be NaN codes, and 0 · NaN would poison the sums. Words [w0, w1) of
+/// the stage's scale codes (a word: columns 4c..4c+3 of a row; X's band,
+/// then Y's) with columns past K are cleared to code 0 (a finite factor) by
+/// `threads` threads, so the loops look factors up with no bounds check (a
+/// compare and a select a factor were ~12% of the decode loop's integer-ALU
+/// operations, the pipe that bounds it). The caller then fences (the
+/// producer's next bulk copy into the stage comes after these writes) and
+/// synchronises the threads that read the codes.
+template <class Cfg>
+__device__ __forceinline__ void clear_codes_past_k(std::uint32_t codes, int valid, int w0, int w1, int tid, int threads) {
+  for (int w = w0 + tid; w < w1; w += threads) {
+    const int n = min(max(valid - 4 * ((w / 128) % Cfg::kChunksPerStage), 0), 4);  // its columns inside K
+    if (n < 4) ptx::sts32(codes + 4 * w, n == 0 ? 0u : ptx::lds32(codes + 4 * w) & ((1u << (8 * n)) - 1u));
+  }
+}
+
+}  // namespace fp4moe::kernels
