@@ -206,7 +206,9 @@ struct GemmConfig {
   static constexpr int kOffScaleTable = kOffAlphaRing + (kMoe ? 4 * BT * kAlphaLookahead : 0);
   // Gather: the tile's accumulator (gather_accumulator.cuh), sized at
   // launch for M tokens (gather_smem_bytes).
-  static constexpr int kOffGatherAcc = kOffScaleTable + 4 * 256;
+  // (16-byte aligned: gather_store_tile moves it as float4; the barriers
+  // before it are 8 bytes each, so an odd consumer count would misalign it.)
+  static constexpr int kOffGatherAcc = align_up(kOffScaleTable + 4 * 256, 16);
   static constexpr int kGatherAccStride = BM + 4;
   static constexpr int kSmemBytes = kOffGatherAcc + 1024;  // + alignment slack
   static constexpr int kTileFloats = BM * BN;  // one split-K partial tile
