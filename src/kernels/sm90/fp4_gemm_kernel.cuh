@@ -481,13 +481,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 
   // Dequantisation items (operand_items.cuh): X without swap-AB, and Y.
   const OperandItems<Cfg> items{table_base};
-  constexpr auto split_of = item_split;
-  constexpr auto items_of = items_per_thread;
   // X: this warpgroup's 64 rows (only it reads them); Y: the whole tile,
   // split over the threads that share it. Every thread has the same number
   // of items, so none is ever empty.
-  constexpr int kXSplit = split_of(64, 128), kXItems = Cfg::kXInRegs ? 0 : items_of(64, 128, kXSplit);
-  constexpr int kYSplit = split_of(BN, kYThreads), kYItems = items_of(BN, kYThreads, kYSplit);
+  constexpr int kXSplit = item_split(64, 128), kXItems = Cfg::kXInRegs ? 0 : items_per_thread(64, 128, kXSplit);
+  constexpr int kYSplit = item_split(BN, kYThreads), kYItems = items_per_thread(BN, kYThreads, kYSplit);
   static_assert(kXItems * 128 == 2 * 64 * kXSplit || Cfg::kXInRegs, "X items fill the threads exactly");
   static_assert(kYItems * kYThreads == 2 * BN * kYSplit, "Y items fill the threads exactly");
   static_assert(!Cfg::kPrepackedB || Cfg::kSwap || kYSplit == 1, "prepacked weights as Y: whole chunks (logical_pieces)");
