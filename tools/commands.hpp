@@ -16,5 +16,8 @@ int sweep_command(const std::vector<std::string>& args);
 
 /// Whether a CUDA device is present; prints why not.
 bool have_gpu(const char* command);
+/// The commit the reports name: $FP4MOE_COMMIT where set (a device copy has
+/// no .git), else the one this binary was built from.
+std::string measured_commit();
 
 }  // namespace fp4moe::cli

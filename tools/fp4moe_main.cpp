@@ -24,10 +24,6 @@
 #include "fp4moe/error.hpp"
 #include "fp4moe/tuning.hpp"
 
-#ifndef FP4MOE_GIT_COMMIT
-#define FP4MOE_GIT_COMMIT "unknown"
-#endif
-
 namespace {
 
 using namespace fp4moe::bench;
@@ -86,8 +82,7 @@ int run_bench(const CliOptions& opt) {
   RunInfo info;
   info.device = prop.name;
   info.sm_count = prop.multiProcessorCount;
-  const char* env_commit = std::getenv("FP4MOE_COMMIT");
-  info.commit = env_commit ? env_commit : FP4MOE_GIT_COMMIT;
+  info.commit = fp4moe::cli::measured_commit();
   info.date = today_utc();
   info.timing = timing;
 
@@ -125,6 +120,11 @@ int run_bench(const CliOptions& opt) {
 }
 
 }  // namespace
+
+std::string fp4moe::cli::measured_commit() {
+  const char* env_commit = std::getenv("FP4MOE_COMMIT");
+  return env_commit ? env_commit : FP4MOE_GIT_COMMIT;
+}
 
 int main(int argc, char** argv) {
   if (argc > 1) {

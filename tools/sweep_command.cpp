@@ -9,12 +9,7 @@
 
 #include "bench/sweep.hpp"
 #include "commands.hpp"
-#include "fp4moe_commit.hpp"  // FP4MOE_GIT_COMMIT (generated at build time)
 #include "fp4moe/error.hpp"
-
-#ifndef FP4MOE_GIT_COMMIT
-#define FP4MOE_GIT_COMMIT "unknown"
-#endif
 
 namespace fp4moe::cli {
 namespace {
@@ -105,12 +100,11 @@ int sweep_command(const std::vector<std::string>& args) {
   try {
     cudaDeviceProp prop{};
     cudaGetDeviceProperties(&prop, 0);
-    const char* env_commit = std::getenv("FP4MOE_COMMIT");
     const std::time_t now = std::time(nullptr);
     char date[32];
     std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
     const std::string header = std::string("fp4moe sweep | ") + prop.name + " (" + std::to_string(prop.multiProcessorCount) +
-                               " SMs) | commit " + (env_commit ? env_commit : FP4MOE_GIT_COMMIT) + " | " + date;
+                               " SMs) | commit " + measured_commit() + " | " + date;
     std::printf("%s\n", header.c_str());
     std::fflush(stdout);
     const bench::Timer timer;
