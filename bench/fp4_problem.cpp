@@ -7,7 +7,7 @@
 namespace fp4moe::bench {
 
 DeviceFp4Tensor::DeviceFp4Tensor(Fp4Format f, std::int64_t rows, std::int64_t cols, std::int64_t groups, std::uint64_t seed,
-                                 cudaStream_t s) {
+                                 ScaleData data, cudaStream_t s) {
   t_.format = f;
   t_.scale_layout = ScaleLayout::kTiled128x4;
   t_.rows = rows;
@@ -22,7 +22,11 @@ DeviceFp4Tensor::DeviceFp4Tensor(Fp4Format f, std::int64_t rows, std::int64_t co
     std::vector<float> ones(static_cast<std::size_t>(groups), 1.0f);
     detail::upload(t_.global_scale, ones.data(), sizeof(float) * groups, s);
   } else {
-    fill_random_bytes(t_.scales, t_.scale_bytes_total(), seed + 1, 120, 130, s);  // 2^-7 .. 2^3
+    if (data == ScaleData::kWeights) {
+      fill_random_bytes(t_.scales, t_.scale_bytes_total(), seed + 1, 118, 128, s);  // 2^-9 .. 2^1
+    } else {
+      fill_random_bytes(t_.scales, t_.scale_bytes_total(), seed + 1, 120, 130, s);  // 2^-7 .. 2^3
+    }
   }
 }
 

@@ -1,5 +1,13 @@
 // Device operands of one FP4 GEMM benchmark problem, filled with random data
 // (every E2M1 code; block scales over a moderate range; unit global scales).
+//
+// MXFP4 block scales depend on what the operand is (ScaleData): tokens take
+// codes 120..130 (2^-7..2^3: activations, outliers included), weights
+// 118..128 (2^-9..2^1). An OCP MX quantizer gives a block of amax below 16
+// a code of at most 128, and weights lie far below that; the swap-AB
+// kernels convert such weights with one multiply a pair (fp4_dequant.cuh).
+// `--wide-weight-scales` gives weights the tokens' range (every row measured
+// before 2026-11-25 used it for both operands). NVFP4: E4M3 0.5..4 for both.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -11,10 +19,19 @@
 
 namespace fp4moe::bench {
 
+/// The block-scale range of an operand's random data (see above).
+enum class ScaleData { kTokens, kWeights };
+
+/// The data choices of a benchmark run (printed in its header and JSON).
+struct DataOptions {
+  bool wide_weight_scales = false;  ///< MXFP4 weights with the tokens' scale range
+  ScaleData weights() const { return wide_weight_scales ? ScaleData::kTokens : ScaleData::kWeights; }
+};
+
 class DeviceFp4Tensor {
  public:
   DeviceFp4Tensor(Fp4Format f, std::int64_t rows, std::int64_t cols, std::int64_t groups, std::uint64_t seed,
-                  cudaStream_t s);
+                  ScaleData data, cudaStream_t s);
   ~DeviceFp4Tensor();
   DeviceFp4Tensor(const DeviceFp4Tensor&) = delete;
   DeviceFp4Tensor& operator=(const DeviceFp4Tensor&) = delete;

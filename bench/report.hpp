@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/fp4_problem.hpp"
 #include "bench/timing.hpp"
 
 namespace fp4moe::bench {
@@ -52,6 +53,7 @@ struct RunInfo {
   std::string commit;
   std::string date;
   TimingOptions timing;
+  DataOptions data;
 };
 
 void print_header(const RunInfo& info, const Ceilings& c);

@@ -18,6 +18,7 @@ struct SuiteContext {
   TimingOptions timing;
   std::vector<Row>& rows;
   std::string filter;  ///< only rows whose name contains this run (empty: all)
+  DataOptions data;
   /// Whether a row of this name is selected by the filter.
   bool wants(const std::string& name) const { return filter.empty() || name.find(filter) != std::string::npos; }
   /// Times `op` and appends the row; skips rows the filter excludes.

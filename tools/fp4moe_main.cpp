@@ -31,12 +31,14 @@ using namespace fp4moe::bench;
 void usage() {
   std::printf(
       "usage: fp4moe [bench] [SUITE ...] [--json FILE] [--reps N] [--warm-l2] [--cooldown-ms N] [--filter TEXT] [--no-ceilings]\n"
-      "                [--no-tuning-cache] [--list]\n"
+      "                [--no-tuning-cache] [--wide-weight-scales] [--list]\n"
       "       fp4moe tune ... | fp4moe cache show|path | fp4moe sweep ...   (each with --help)\n"
       "  With no suite named, every suite runs. Timing: CUDA events, cold L2, median of N runs (default 30), after\n"
       "  N ms idle before each row (default 200: the board power-caps; a row right after other kernels runs slower).\n"
       "  GEMM rows run the tactic the library picks: the tuning cache's if it has one (marked 'tuned'), else the\n"
       "  heuristic's; --no-tuning-cache runs the heuristic's everywhere.\n"
+      "  Data: random FP4 codes; MXFP4 weights' block scales 2^-9..2^1 (as an MX quantizer gives weights), tokens'\n"
+      "  2^-7..2^3; --wide-weight-scales gives the weights the tokens' range.\n"
       "suites:\n");
   for (const Suite& s : all_suites()) std::printf("  %-10s %s\n", s.name, s.description);
 }
@@ -54,6 +56,7 @@ struct CliOptions {
   TimingOptions timing;
   bool ceilings = true;
   bool tuning_cache = true;
+  DataOptions data;
 };
 
 int run_bench(const CliOptions& opt) {
@@ -85,6 +88,7 @@ int run_bench(const CliOptions& opt) {
   info.commit = fp4moe::cli::measured_commit();
   info.date = today_utc();
   info.timing = timing;
+  info.data = opt.data;
 
   fp4moe::set_tuning_cache_enabled(opt.tuning_cache);
   if (opt.tuning_cache) {
@@ -102,7 +106,7 @@ int run_bench(const CliOptions& opt) {
   Ceilings ceilings = opt.ceilings ? measure_ceilings(timer, timing) : Ceilings{};
   if (opt.ceilings) std::this_thread::sleep_for(std::chrono::seconds(5));
   std::vector<Row> rows;
-  SuiteContext ctx{timer, timing, rows, opt.filter};
+  SuiteContext ctx{timer, timing, rows, opt.filter, opt.data};
   for (const Suite* s : chosen) {
     std::printf("running suite %s ...\n", s->name);
     std::fflush(stdout);
@@ -160,6 +164,8 @@ int main(int argc, char** argv) {
       opt.ceilings = false;
     } else if (a == "--no-tuning-cache") {
       opt.tuning_cache = false;
+    } else if (a == "--wide-weight-scales") {
+      opt.data.wide_weight_scales = true;
     } else if (!a.empty() && a[0] == '-') {
       std::fprintf(stderr, "fp4moe: unknown option '%s'\n", a.c_str());
       usage();

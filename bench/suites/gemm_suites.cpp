@@ -45,8 +45,9 @@ void run_shape(SuiteContext& ctx, const std::string& suite, const GemmRowSpec& s
   cudaStream_t st = ctx.timer.stream();
   const std::int64_t a_rows = s.groups * s.m;
   const bool grouped = layout != kernels::Layout::kDense;
-  DeviceFp4Tensor a(f, layout == kernels::Layout::kMasked ? s.m : a_rows, s.k, layout == kernels::Layout::kMasked ? s.groups : 1, 101, st);
-  DeviceFp4Tensor b(f, s.n, s.k, grouped ? s.groups : 1, 202, st);
+  DeviceFp4Tensor a(f, layout == kernels::Layout::kMasked ? s.m : a_rows, s.k, layout == kernels::Layout::kMasked ? s.groups : 1, 101,
+                    ScaleData::kTokens, st);
+  DeviceFp4Tensor b(f, s.n, s.k, grouped ? s.groups : 1, 202, ctx.data.weights(), st);
   DeviceAlloc d(static_cast<std::size_t>(a_rows * s.n * 2));
   std::vector<std::int32_t> host_aux;
   if (layout == kernels::Layout::kContiguous) {

@@ -91,8 +91,8 @@ void run_fc2_suite(SuiteContext& ctx, const std::string& suite, bool top_k) {
   std::vector<std::unique_ptr<DeviceAlloc>> b_prepacked_data;
   std::vector<Fp4Tensor> b_prepacked;
   for (Fp4Format f : kFormats) {
-    a_of.push_back(std::make_unique<DeviceFp4Tensor>(f, kMaxM, kK, 1, 303, st));
-    b_of.push_back(std::make_unique<DeviceFp4Tensor>(f, kN, kK, 1, 404, st));
+    a_of.push_back(std::make_unique<DeviceFp4Tensor>(f, kMaxM, kK, 1, 303, ScaleData::kTokens, st));
+    b_of.push_back(std::make_unique<DeviceFp4Tensor>(f, kN, kK, 1, 404, ctx.data.weights(), st));
     b_prepacked_data.push_back(std::make_unique<DeviceAlloc>(static_cast<std::size_t>(b_of.back()->tensor().data_bytes())));
     b_prepacked.push_back(prepack_weights(b_of.back()->tensor(), b_prepacked_data.back()->p, st));
   }
