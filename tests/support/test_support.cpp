@@ -51,13 +51,19 @@ void fill_random(HostFp4& h, Rng& rng, Fp4Content content) {
     for (std::int64_t r = 0; r < h.t.rows; ++r)
       for (std::int64_t c = 0; c < scols; ++c) {
         std::uint8_t code;
+        // MXFP4: rows of even 128-row bands take scales up to 2 only (code
+        // 128), so as weights of a swap-AB tile their warps convert with one
+        // multiply a pair (fp4_dequant.cuh, mxfp4_one_multiply_factor), and
+        // the odd bands' warps, meeting larger scales, with two.
+        const bool mx_small = (r / 128) % 2 == 0;
         if (content == Fp4Content::kIntegerValued) {
           // scale 2 or 4: e2m1 · scale is an integer (0.5 · 2 = 1).
-          code = nv ? encode_e4m3(rng.integer(0, 1) ? 2.0f : 4.0f) : static_cast<std::uint8_t>(127 + rng.integer(1, 2));
+          code = nv ? encode_e4m3(rng.integer(0, 1) ? 2.0f : 4.0f)
+                    : static_cast<std::uint8_t>(127 + (mx_small ? 1 : rng.integer(1, 2)));
         } else if (nv) {
           code = static_cast<std::uint8_t>(rng.integer(1, 0x7e));  // every finite positive E4M3
         } else {
-          code = static_cast<std::uint8_t>(127 + rng.integer(-20, 20));
+          code = static_cast<std::uint8_t>(127 + rng.integer(-20, mx_small ? 1 : 20));
         }
         h.scales[static_cast<std::size_t>(g * h.t.scale_bytes_per_group() +
                                           scale_offset(h.t.scale_layout, r, c, scols))] = code;

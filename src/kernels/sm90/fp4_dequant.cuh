@@ -94,6 +94,17 @@ __device__ __forceinline__ PairScale pair_scale_from_table(std::uint32_t entry) 
   return kNvfp4 ? PairScale{entry, 0u} : PairScale{0x7e807e80u, entry};
 }
 
+/// MXFP4 in one multiply. The raw pairs carry 2^-126, so a block's whole
+/// factor is 2^(e-1) (e the UE8M0 code), one BF16 number for codes up to 128
+/// (scales up to 2: a block amax below 16, where weights' blocks lie); past
+/// 128 it overflows BF16 and a pair takes apply_scale's two multiplies. The
+/// factor is arithmetic, no table load: BF16 exponent field code + 126 in
+/// both halves (code · (2^7 + 2^23) cannot carry between them).
+constexpr std::uint32_t kMxfp4OneMultiplyMaxCode = 128;
+__device__ __forceinline__ std::uint32_t mxfp4_one_multiply_factor(std::uint32_t code) {
+  return code * 0x00800080u + 0x3f003f00u;
+}
+
 template <bool kNvfp4>
 __device__ __forceinline__ std::uint32_t apply_scale(std::uint32_t raw, const PairScale& s) {
   if constexpr (kNvfp4) {

@@ -553,8 +553,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // the integer ALU) reads each code with a byte load; the 128 x 256 tile,
   // bound by shared-memory traffic, shifts it out of the word (its byte
   // loads measured 1.01-1.05x the time on the H200, docs/PERF.md stop 23).
+  // With look_up false (std::false_type) xf gets the codes themselves.
   auto load_x_factors = [&](int sub, const std::uint32_t (&xcode_row)[2], const std::uint32_t (&xcode_word)[2],
-                            std::uint32_t (&xf)[2][2]) {
+                            std::uint32_t (&xf)[2][2], auto look_up) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
 #pragma unroll
@@ -562,10 +563,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         const int col = kNv ? 2 * cc : (2 * sub + cc) % 4;  // (+ j/2, NVFP4)
         const std::uint32_t code = Cfg::kSwap ? ptx::lds8(xcode_row[h] + col + (kNv ? j / 2 : 0))
                                               : (xcode_word[h] >> (8 * col + (kNv ? 8 * (j / 2) : 0))) & 0xffu;
-        xf[cc][h] = ptx::lds32(table_base + 4 * code);
+        xf[cc][h] = decltype(look_up)::value ? ptx::lds32(table_base + 4 * code) : code;
       }
     }
   };
+  // MXFP4 weights as X (swap-AB, BF16 route): one multiply a pair where all
+  // of a warp's codes of the sub-step allow it (mxfp4_one_multiply_factor:
+  // scales up to 2, as weights' are), else the table's two (a warp-uniform
+  // choice; the table is then read only on that path, so load_x_factors
+  // returns the codes). Not in the two-CTA gather tiles (moe-fc2 to M =
+  // 224): there it measured 0.99x the time on weights' scales and 1.05-1.08x
+  // on wider ones (docs/PERF.md stop 26).
+  constexpr bool kXOneMultiply = !kNv && !Cfg::kFp8 && Cfg::kSwap && !(Cfg::kGather && Cfg::kCtasPerSm == 2);
 
   // The codes of a stage past K, cleared before any reads them (every
   // consumer thread its share: operand_items.cuh, clear_codes_past_k).
@@ -593,7 +602,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       load_x_words(x_base, sub, xs_row0, xw, xcode_row, xcode_word);
       const Item yi = items.load(ypl[0], x_base, sub, 1);
       std::uint32_t xf[2][2];  // X factors' FP32 bits
-      load_x_factors(sub, xcode_row, xcode_word, xf);
+      load_x_factors(sub, xcode_row, xcode_word, xf, std::true_type{});
       {  // Y: this thread's chunk as E4M3 (even words, then odd, fp8_logical_k) and its factor
         const int n = ypl[0].row, cc = ypl[0].k0 / 32, sw = (n / 2) % 4;
         const std::uint32_t row = ybuf + n * 64;
@@ -704,8 +713,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           for (int u = 0; u < kYItems; ++u) yi[g][u] = items.load(ypl[u], x_base, sub + g, kYSplit);
       }
       // kXInRegs: the X words' scale factors, looked up once Y's loads are in flight.
-      [[maybe_unused]] std::uint32_t xf[2][2];
-      if constexpr (Cfg::kXInRegs) load_x_factors(sub, xcode_row, xcode_word, xf);
+      [[maybe_unused]] std::uint32_t xf[2][2];  // (kXOneMultiply: the codes, until the factors' choice)
+      if constexpr (Cfg::kXInRegs) load_x_factors(sub, xcode_row, xcode_word, xf, std::bool_constant<!kXOneMultiply>{});
       if constexpr (kLoadsFirst) {
 #pragma unroll
         for (int u = 0; u < kXItems; ++u) items.template store<false>(xi[u], xpl[u], kXSplit, xbuf);
@@ -718,16 +727,53 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
             items.template store<!Cfg::kSwap>(yi[g][u], ypl[u], kYSplit, ybuf + g * Cfg::kYConvBytes);
       }
       if constexpr (Cfg::kXInRegs) {
+        // Word (cc, h)'s four pairs into the A fragments of k16 steps 2cc, 2cc + 1.
+        auto put_pairs = [&](int cc, int h, const std::uint32_t (&pairs)[4]) {
 #pragma unroll
-        for (int cc = 0; cc < 2; ++cc) {
+          for (int s2 = 0; s2 < 2; ++s2) {
+            afrag[buf][2 * cc + s2][h] = pairs[2 * s2];
+            afrag[buf][2 * cc + s2][2 + h] = pairs[2 * s2 + 1];
+          }
+        };
+        if constexpr (kXOneMultiply) {
+          std::uint32_t pairs[2][2][4];  // [cc][h]: raw, then scaled
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            std::uint32_t pairs[4];
-            scaled_pairs<kNv, Cfg::kPrepackedB && Cfg::kSwap>(xw[cc][h], pair_scale_from_table<kNv>(xf[cc][h]), pairs);
+          for (int cc = 0; cc < 2; ++cc)
 #pragma unroll
-            for (int s2 = 0; s2 < 2; ++s2) {
-              afrag[buf][2 * cc + s2][h] = pairs[2 * s2];
-              afrag[buf][2 * cc + s2][2 + h] = pairs[2 * s2 + 1];
+            for (int h = 0; h < 2; ++h) raw_pairs<Cfg::kPrepackedB>(xw[cc][h], pairs[cc][h]);
+          const std::uint32_t code_max = max(max(xf[0][0], xf[0][1]), max(xf[1][0], xf[1][1]));
+          // (One branch around all four words: a branch a word cost ~40 more instructions a stage.)
+          if (__all_sync(0xffffffffu, code_max <= kMxfp4OneMultiplyMaxCode)) {
+#pragma unroll
+            for (int cc = 0; cc < 2; ++cc)
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                const std::uint32_t f = mxfp4_one_multiply_factor(xf[cc][h]);
+#pragma unroll
+                for (int q = 0; q < 4; ++q) pairs[cc][h][q] = bf16x2_mul(pairs[cc][h][q], f);
+              }
+          } else {
+#pragma unroll
+            for (int cc = 0; cc < 2; ++cc)
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                const PairScale ps = pair_scale_from_table<kNv>(ptx::lds32(table_base + 4 * xf[cc][h]));
+#pragma unroll
+                for (int q = 0; q < 4; ++q) pairs[cc][h][q] = apply_scale<kNv>(pairs[cc][h][q], ps);
+              }
+          }
+#pragma unroll
+          for (int cc = 0; cc < 2; ++cc)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) put_pairs(cc, h, pairs[cc][h]);
+        } else {
+#pragma unroll
+          for (int cc = 0; cc < 2; ++cc) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              std::uint32_t pairs[4];
+              scaled_pairs<kNv, Cfg::kPrepackedB && Cfg::kSwap>(xw[cc][h], pair_scale_from_table<kNv>(xf[cc][h]), pairs);
+              put_pairs(cc, h, pairs);
             }
           }
         }

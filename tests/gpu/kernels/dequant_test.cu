@@ -15,29 +15,39 @@
 namespace fp4moe::kernels {
 namespace {
 
-/// out[scale][code] = BF16 value of code under the scale, through raw_pair<1> + apply_scale.
-template <bool kNv>
+/// out[scale][code] = BF16 value of code under the scale, through raw_pair<1> + apply_scale;
+/// kOneMultiply (MXFP4): through mxfp4_one_multiply_factor instead, for the
+/// codes it covers (the others stay 0, skipped by the check).
+template <bool kNv, bool kOneMultiply = false>
 __global__ void convert_all_kernel(std::uint16_t* out) {
   const unsigned scale = blockIdx.x, code = threadIdx.x;  // 16 threads: codes 0..15
   // `code` in elements 1 and 5, the other elements all ones (non-zero
   // neighbours: the masks must keep them out).
   const std::uint32_t q = (0xffffffffu & ~(0xfu << 4) & ~(0xfu << 20)) | (code << 4) | (code << 20);
-  const PairScale s = kNv ? nvfp4_pair_scale(static_cast<std::uint8_t>(scale)) : mxfp4_pair_scale(static_cast<std::uint8_t>(scale));
-  const std::uint32_t pair = apply_scale<kNv>(raw_pair<1>(q), s);
+  std::uint32_t pair;
+  if constexpr (kOneMultiply) {
+    if (scale > kMxfp4OneMultiplyMaxCode) return;
+    pair = bf16x2_mul(raw_pair<1>(q), mxfp4_one_multiply_factor(scale));
+  } else {
+    const PairScale s =
+        kNv ? nvfp4_pair_scale(static_cast<std::uint8_t>(scale)) : mxfp4_pair_scale(static_cast<std::uint8_t>(scale));
+    pair = apply_scale<kNv>(raw_pair<1>(q), s);
+  }
   out[scale * 16 + code] = static_cast<std::uint16_t>(pair & 0xffffu);
   // The high half (element 5) must equal the low half.
   if ((pair >> 16) != (pair & 0xffffu)) out[scale * 16 + code] = 0xdead;
 }
 
-template <bool kNv>
+template <bool kNv, bool kOneMultiply = false>
 void check_all_codes() {
   test::DeviceBuffer<std::uint16_t> out(256 * 16);
   out.fill_bytes(0);
-  convert_all_kernel<kNv><<<256, 16>>>(out.get());
+  convert_all_kernel<kNv, kOneMultiply><<<256, 16>>>(out.get());
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const std::vector<std::uint16_t> got = out.download();
   for (unsigned sc = 0; sc < 256; ++sc) {
     if (kNv && (sc & 0x80)) continue;  // negative E4M3 scales are not NVFP4 scales
+    if (kOneMultiply && sc > kMxfp4OneMultiplyMaxCode) continue;
     for (unsigned code = 0; code < 16; ++code) {
       const float e2m1 = decode_e2m1(code);
       const double scale = kNv ? double(decode_e4m3(static_cast<std::uint8_t>(sc))) * std::ldexp(1.0, -9)
@@ -64,6 +74,14 @@ TEST(DequantDevice, Nvfp4EveryCodeEveryScaleIsExact) {
 TEST(DequantDevice, Mxfp4EveryCodeEveryScaleIsExact) {
   FP4MOE_REQUIRE_GPU();
   check_all_codes<false>();
+}
+
+// The swap-AB tiles' one-multiply MXFP4 weights: every code, every scale
+// code up to 128 (every E2M1 value times 2^-127 .. 2^1, subnormal results
+// included).
+TEST(DequantDevice, Mxfp4OneMultiplyEveryCodeIsExactUpToScale2) {
+  FP4MOE_REQUIRE_GPU();
+  check_all_codes<false, true>();
 }
 
 /// raw_pair<p> and raw_pair_at(p) for every p = 0..3 of arbitrary words
