@@ -891,11 +891,24 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // named barriers: racecheck follows an mbarrier's arrive-to-wait order but
   // reported the named-barrier arrive-to-sync hand-over as races, although
   // PTX orders a bar.arrive's prior accesses before the barrier completes.)
+  //
+  // The epilogue (gather_store_tile) is fenced by the same token: each
+  // warpgroup waits for it and passes it on once before reading the
+  // accumulator (then every pass's addition is ordered before every read)
+  // and once after zeroing it (then the next work item's first addition,
+  // which waits for the token again, is ordered after every zeroing). The
+  // token goes round once per such lap, so it is back at the next pass's
+  // owner. (Named barriers there drew racecheck reports on every gather tile
+  // since stop 18, docs/PERF.md.)
   constexpr int kLast = Cfg::kConsumers - 1;
   std::uint32_t order_waits = 0;
   if constexpr (Cfg::kGather) {
     if (wg == kLast) ptx::mbar_arrive(&order[0]);
   }
+  auto order_lap = [&] {
+    ptx::mbar_wait(&order[wg], order_waits++ & 1);
+    ptx::mbar_arrive(&order[(wg + 1) % Cfg::kConsumers]);
+  };
 
   Tile t;
   for (std::int32_t work_item = 0; next_work(work_item, t); ++work_item) {
@@ -963,7 +976,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         gather_add_pass<Cfg>(ptx::smem_addr(acc_smem), expert_acc, tok, wgt, valid, j, x_r0);
         ptx::mbar_arrive(&order[(wg + 1) % Cfg::kConsumers]);
       }
-      gather_store_tile<Cfg>(p, t, acc_smem, ctid);
+      gather_store_tile<Cfg>(p, t, acc_smem, ctid, order_lap);
     } else {  // (not a continue: nvcc then warned of unreachable code in every gather kernel)
 #pragma unroll
       for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;

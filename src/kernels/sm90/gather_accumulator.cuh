@@ -12,7 +12,10 @@
 // split-K or stream-K each contributor stores its accumulator in its slot of
 // the tile's partials and counts itself in, and the last to arrive adds the
 // slots in order 0, 1, ... (bit-identical repeats) and stores the sum.
-// Either way the accumulator is left zero for the next work item.
+// Either way the accumulator is left zero for the next work item. The
+// additions before and the next work item's after are fenced off by the
+// passes' own hand-over token going round the warpgroups (`lap`,
+// fp4_gemm_kernel.cuh).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -49,15 +52,16 @@ __device__ __forceinline__ void gather_add_pass(std::uint32_t acc, const float (
   }
 }
 
-/// Run by every consumer thread (ctid 0 .. kConsumerThreads - 1) of the CTA.
-template <class Cfg>
-__device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc_smem, int ctid) {
+/// Run by every consumer thread (ctid 0 .. kConsumerThreads - 1) of the CTA;
+/// lap(): this warpgroup's turn of the pass hand-over token.
+template <class Cfg, class Lap>
+__device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc_smem, int ctid, const Lap& lap) {
   constexpr int kQuads = Cfg::BM / 4;  // float4 columns of a row
   const std::int64_t tile_floats = std::int64_t(p.m) * Cfg::BM;
   auto cell = [&](std::int32_t idx) {
     return reinterpret_cast<float4*>(acc_smem + (idx / kQuads) * Cfg::kGatherAccStride + 4 * (idx % kQuads));
   };
-  ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);  // every pass added
+  lap();  // every pass added
   const float4* slots = nullptr;  // the tile's partials, where it has several contributors
   if (t.slots > 1) {
     if (t.slots > p.split_slots) __trap();  // the host sized the workspace by a bound this broke
@@ -68,7 +72,7 @@ __device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc
       *cell(idx) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
     if (!split_k_arrived_last<Cfg>(p, t, ctid)) {
-      ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);  // zeroed before the next work item's first addition
+      lap();  // zeroed before the next work item's first addition
       return;
     }
     slots = reinterpret_cast<const float4*>(tile_ws);
@@ -101,7 +105,7 @@ __device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc
       }
     }
   }
-  ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);  // zeroed before the next work item's first addition
+  lap();  // zeroed before the next work item's first addition
 }
 
 }  // namespace fp4moe::kernels
