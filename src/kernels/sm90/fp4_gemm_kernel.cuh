@@ -573,10 +573,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // choice; the table is then read only on that path, so load_x_factors
   // returns the codes). Not in the two-CTA gather tiles (moe-fc2 to M =
   // 224): there it measured 0.99x the time on weights' scales and 1.05-1.08x
-  // on wider ones (docs/PERF.md stop 26). Not in MoE-dense (seed-fc2)
-  // either: not measured there.
-  constexpr bool kXOneMultiply =
-      !kNv && !Cfg::kFp8 && Cfg::kSwap && !Cfg::kMoe && !(Cfg::kGather && Cfg::kCtasPerSm == 2);
+  // on wider ones (docs/PERF.md stop 26). In the MoE-dense swap-AB tiles
+  // (seed-fc2 M = 32-64): 0.90-0.95x the time (stop 27).
+  constexpr bool kXOneMultiply = !kNv && !Cfg::kFp8 && Cfg::kSwap && !(Cfg::kGather && Cfg::kCtasPerSm == 2);
 
   // The codes of a stage past K, cleared before any reads them (every
   // consumer thread its share: operand_items.cuh, clear_codes_past_k).
