@@ -55,6 +55,7 @@
 #include "kernels/sm90/gemm_params.hpp"
 #include "kernels/sm90/moe_dense_producer.cuh"
 #include "kernels/sm90/moe_gather_producer.cuh"
+#include "kernels/sm90/pipeline_trace.cuh"
 #include "kernels/sm90/operand_items.cuh"
 #include "kernels/sm90/split_k_arrival.cuh"
 #include "kernels/sm90/swiglu_epilogue.cuh"
@@ -107,8 +108,15 @@ struct GemmConfig {
   // schedulers twice the warps to hide latency with.
   static constexpr int kCtasPerSm = kCtasPerSm_;
   static constexpr int kRegsPerThread = 65536 / (kThreads * kCtasPerSm) / 8 * 8;
-  static constexpr int kProducerRegs = 40;
-  static constexpr int kConsumerRegs = ((kRegsPerThread * kThreads - kProducerRegs * 128) / kConsumerThreads) / 8 * 8;
+  // The consumers' registers given a 40-register producer; the gather
+  // layout's producer then takes what their rounding left over (its walk
+  // over experts and passes spilled to local memory at 40; 64 with four
+  // consumer warpgroups, 48 with two CTAs an SM).
+  static constexpr int kConsumerRegs = ((kRegsPerThread * kThreads - 40 * 128) / kConsumerThreads) / 8 * 8;
+  static constexpr int kProducerRegs =
+      kLayout_ == Layout::kMoeGather ? (kRegsPerThread * kThreads - kConsumerRegs * kConsumerThreads) / 128 / 8 * 8 : 40;
+  static_assert(kProducerRegs >= 40 && kProducerRegs * 128 + kConsumerRegs * kConsumerThreads <= kRegsPerThread * kThreads,
+                "the producer's and consumers' registers fit the CTA's");
   static constexpr int kBlock = kNvfp4 ? 16 : 32;
   static constexpr int BT = kSwap ? BN : BM;  // tokens per tile
   static constexpr int BW = kSwap ? BM : BN;  // weights per tile
@@ -405,7 +413,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     if constexpr (Cfg::kMoe) {
       if (threadIdx.x < 32) moe_produce<Cfg>(p, sched, smem, full, empty, load_stage);
     } else if constexpr (Cfg::kGather) {
-      if (threadIdx.x < 32) gather_produce<Cfg>(p, sched, smem, full, empty, load_stage);
+      if (threadIdx.x < 32) {
+        const GatherStageLoads<Cfg> loads{tmap_x, tmap_y, smem, full};
+        gather_produce<Cfg>(p, sched, loads, smem, full, empty);
+      }
     } else if (threadIdx.x == 0) {
       ptx::prefetch_tensor_map(tmap_x);
       ptx::prefetch_tensor_map(tmap_y);
@@ -911,6 +922,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     ptx::mbar_arrive(&order[(wg + 1) % Cfg::kConsumers]);
   };
 
+  TraceCursor trace;  // (empty unless FP4MOE_PIPELINE_TRACE)
+  if (Cfg::kGather && ctid % 128 == 0) trace.init(TraceCursor::base(p), 1 + wg);
   Tile t;
   for (std::int32_t work_item = 0; next_work(work_item, t); ++work_item) {
     if constexpr (Cfg::kGather) {
@@ -923,6 +936,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       const int stages_per_pass = p.expert_width / BK;
       for (;;) {  // one pass per iteration
         const int s0 = it % kStages;
+        trace.mark(kTrPassWait, s0);
         ptx::mbar_wait(&full[s0], (it / kStages) & 1);
         // The header by ld.shared (a generic load here sat on the pass's critical path: ncu).
         GatherStageHeader h;
@@ -937,10 +951,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           h.valid = std::int32_t(h1.y);
         }
         if (h.flags & kGatherTileEnd) {
+          trace.mark(kTrTileEnd, s0);
           ptx::mbar_arrive(&empty[s0]);
           ++it;
           break;
         }
+        trace.mark(kTrPassGot, h.owner == wg);
         if (h.owner != wg) {  // another warpgroup's pass: only release its stages
           for (int st = 0; st < stages_per_pass; ++st, ++it) {
             const int s = it % kStages;
@@ -973,11 +989,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           consume_stage(s, h.kb + st, nullptr, false, xs_row0, h.slot0 % 128);
         }
         ptx::wgmma_wait<0>();
+        trace.mark(kTrMmaDone, 0);
         ptx::mbar_wait(&order[wg], order_waits++ & 1);
+        trace.mark(kTrOrderGot, 0);
         gather_add_pass<Cfg>(ptx::smem_addr(acc_smem), expert_acc, tok, wgt, valid, j, x_r0);
         ptx::mbar_arrive(&order[(wg + 1) % Cfg::kConsumers]);
+        trace.mark(kTrAdded, 0);
       }
       gather_store_tile<Cfg>(p, t, acc_smem, ctid, order_lap);
+      trace.mark(kTrStored, 0);
     } else {  // (not a continue: nvcc then warned of unreachable code in every gather kernel)
 #pragma unroll
       for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;

@@ -7,6 +7,7 @@
 #include "common/device_info.hpp"
 #include "kernels/sm90/fp4_gemm_kernel.cuh"
 #include "kernels/sm90/gemm_registry.hpp"
+#include "kernels/sm90/pipeline_trace_host.hpp"
 #include "kernels/sm90/tensor_map.hpp"
 
 namespace fp4moe::kernels {
@@ -69,8 +70,14 @@ void launch_gemm(const LaunchArgs& args) {
   }
   const std::int64_t grid = args.grid > 0 ? args.grid
                                           : std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(detail::current_device_sm_count()) * Cfg::kCtasPerSm, args.max_tiles));
+#ifdef FP4MOE_PIPELINE_TRACE
+  if constexpr (Cfg::kGather) params.trace = trace_buffer_for_launch();
+#endif
   kernel<<<static_cast<unsigned>(grid), Cfg::kThreads, static_cast<unsigned>(smem), args.stream>>>(ta, tb, td, params);
   FP4MOE_CHECK_LAUNCH();
+#ifdef FP4MOE_PIPELINE_TRACE
+  if constexpr (Cfg::kGather) trace_write(params.trace, Cfg::BN, Cfg::BK, Cfg::kStages, Cfg::kCtasPerSm);
+#endif
 }
 
 template <class Cfg>

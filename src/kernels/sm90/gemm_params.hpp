@@ -87,6 +87,9 @@ struct GemmParams {
   const std::int32_t* gather_tokens = nullptr;
   const float* gather_alpha = nullptr;
   std::int32_t gather_capacity = 0;
+#ifdef FP4MOE_PIPELINE_TRACE
+  std::uint64_t* trace = nullptr;  ///< pipeline_trace.cuh: the traced launch's event buffer, else null
+#endif
 };
 
 }  // namespace fp4moe::kernels

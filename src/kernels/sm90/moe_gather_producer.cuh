@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "kernels/sm90/gemm_params.hpp"
+#include "kernels/sm90/pipeline_trace.cuh"
 #include "kernels/sm90/producer_ring.cuh"
 #include "kernels/sm90/ptx/memory.cuh"
 #include "kernels/sm90/tile_scheduler.cuh"
@@ -43,17 +44,55 @@ static_assert(sizeof(GatherStageHeader) == 32 && offsetof(GatherStageHeader, fla
               "GatherStageHeader layout");
 constexpr std::uint32_t kGatherTileEnd = 1;  ///< no data: the tile's epilogue follows
 
-template <class Cfg, class Scheduler, class LoadStage>
-__device__ void gather_produce(const GemmParams& p, const Scheduler& sched, std::uint8_t* smem, std::uint64_t* full,
-                               std::uint64_t* empty, const LoadStage& load_stage) {
+/// The loads of a gather tile's stages. What a tile, an expert or a pass
+/// fixes is worked out once there, so a stage costs its four copies and
+/// little else: the producer warp's path per stage set the pipeline's pace
+/// (a pipeline trace, docs/PERF.md stop 27). Every stage carries the same
+/// bytes: W is a multiple of BK (the tactic check), so a stage's scale
+/// chunks are never cut short, and the tile's weight band and a pass's
+/// token band always exist.
+template <class Cfg>
+struct GatherStageLoads {
+  static_assert(Cfg::kYBands == 1, "one token scale band a stage");
+  static constexpr std::uint32_t kChunkBytes = 512 * Cfg::kChunksPerStage;
+  static constexpr std::uint32_t kBytes = Cfg::kXBytes + Cfg::BN * Cfg::kRowBytes + 2 * kChunkBytes;
+
+  const void* tmap_w;  ///< B, the weights (X)
+  const void* tmap_t;  ///< the gathered token rows of A (Y)
+  std::uint8_t* smem;
+  std::uint64_t* full;
+
+  /// Stage s: K block kb of weight rows [w_row, w_row + BM) with their scale
+  /// band's chunks from w_scales, and column block j of gathered rows
+  /// [t_row, t_row + BN) with their band's chunks from t_scales.
+  __device__ __forceinline__ void load(int s, std::int32_t w_row, const std::uint8_t* w_scales, std::int32_t kb,
+                                       std::int32_t t_row, const std::uint8_t* t_scales, std::int32_t j) const {
+    std::uint8_t* st = smem + s * Cfg::kStageBytes;
+    ptx::mbar_arrive_expect_tx(&full[s], kBytes);
+    ptx::tma_load_2d(st, tmap_w, kb * Cfg::kRowBytes, w_row, &full[s]);
+    ptx::tma_load_2d(st + Cfg::kOffY, tmap_t, j * Cfg::kRowBytes, t_row, &full[s]);
+    ptx::bulk_load(st + Cfg::kOffXScale, w_scales + kb * kChunkBytes, kChunkBytes, &full[s]);
+    ptx::bulk_load(st + Cfg::kOffYScale, t_scales + j * kChunkBytes, kChunkBytes, &full[s]);
+  }
+};
+
+template <class Cfg, class Scheduler>
+__device__ void gather_produce(const GemmParams& p, const Scheduler& sched, const GatherStageLoads<Cfg>& loads,
+                               std::uint8_t* smem, std::uint64_t* full, std::uint64_t* empty) {
   constexpr int BT = Cfg::BT;
   const int lane = threadIdx.x % 32;
   const int kb_per_expert = p.expert_width / Cfg::BK;
+  const std::int64_t band_bytes_w = std::int64_t(p.b.scale_chunks) * 512;  // one 128-row band of B's scales
+  const std::int64_t band_bytes_t = std::int64_t(p.a.scale_chunks) * 512;  // of the gathered rows' scales
   std::uint32_t pass = 0;
   ProducerRing<Cfg> stages{smem, empty};
+  TraceCursor trace;
+  if (lane == 0) trace.init(TraceCursor::base(p), 0);
 
   Tile t;
   for (std::int32_t i = 0; sched.work(i, t); ++i) {
+    const std::int32_t w_row = sched.b_row(t);
+    const std::uint8_t* w_scales = p.b.scales + (t.n0 / 128) * band_bytes_w;
     std::int32_t counts = 0;  // lane l: count of expert (e & ~31) + l
     for (int e = t.unit_begin; e < t.unit_end; ++e) {
       // Counts 32 experts at a time, one load per lane, so the walk waits on
@@ -63,33 +102,36 @@ __device__ void gather_produce(const GemmParams& p, const Scheduler& sched, std:
         counts = ei < t.unit_end ? p.gather_counts[ei] : 0;
       }
       const std::int32_t count = __shfl_sync(0xffffffffu, counts, e % 32);
+      const std::uint8_t* t_scales_e = p.a.scales + std::int64_t(e) * p.a.scale_group_bytes;
       for (std::int32_t slot0 = 0; slot0 < count; slot0 += BT, ++pass) {
-        Tile pt = t;
-        pt.group = e;
-        pt.m0 = slot0;
+        const std::int32_t t_row = e * p.gather_capacity + slot0;
+        const std::uint8_t* t_scales = t_scales_e + (slot0 / 128) * band_bytes_t;
         for (int j = 0; j < kb_per_expert; ++j) {
           int s;
-          GatherStageHeader* h = stages.template next<GatherStageHeader>(s);
+          trace.mark(kTrEmptyWait, stages.it % Cfg::kStages);
+          stages.template next<GatherStageHeader>(s);
+          trace.mark(kTrEmptyGot, s);
           if (lane == 0) {
-            if (j == 0) {
-              h->kb = e * kb_per_expert;
-              h->flags = 0;
-              h->owner = static_cast<std::int32_t>(pass % Cfg::kConsumers);
-              h->expert = e;
-              h->slot0 = slot0;
-              h->valid = min(BT, count - slot0);
+            if (j == 0) {  // the header, written before the arrive in load()
+              const std::uint32_t hdr = ptx::smem_addr(smem + s * Cfg::kStageBytes + Cfg::kOffHeader);
+              ptx::sts128(hdr, make_uint4(std::uint32_t(e * kb_per_expert), 0u, pass % Cfg::kConsumers, std::uint32_t(e)));
+              ptx::sts64(hdr + 16, make_uint2(std::uint32_t(slot0), std::uint32_t(min(BT, count - slot0))));
             }
-            load_stage(s, pt, e * kb_per_expert + j, j);  // the header is written before lane 0's arrive
+            loads.load(s, w_row, w_scales, e * kb_per_expert + j, t_row, t_scales, j);
+            trace.mark(kTrIssued, s);
           }
         }
       }
     }
     int s;
-    GatherStageHeader* h = stages.template next<GatherStageHeader>(s);
+    trace.mark(kTrEmptyWait, stages.it % Cfg::kStages);
+    stages.template next<GatherStageHeader>(s);
+    trace.mark(kTrEmptyGot, s);
     if (lane == 0) {
-      h->flags = kGatherTileEnd;
-      h->owner = 0;
+      const std::uint32_t hdr = ptx::smem_addr(smem + s * Cfg::kStageBytes + Cfg::kOffHeader);
+      ptx::sts128(hdr, make_uint4(0u, kGatherTileEnd, 0u, 0u));
       ptx::mbar_arrive(&full[s]);
+      trace.mark(kTrIssued, s);
     }
     __syncwarp();
   }

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Reads a gather pipeline trace (src/kernels/sm90/pipeline_trace.cuh, a build
+with -DFP4MOE_PIPELINE_TRACE=ON, FP4MOE_TRACE_FILE set) and prints where each
+CTA's actors spend their time, and each stage's load time.
+
+Consumer warpgroup states, between its events:
+  top-own / top-foreign: waiting for a pass's first stage to be full (the pass
+      is its own / another warpgroup's);
+  mma: from its own pass's first stage full to its MMAs landed (conversion,
+      MMA issue, the pass's other stages);
+  order: waiting for the previous pass's addition (the hand-over token);
+  add: its addition into the shared accumulator;
+  walk: from an addition (or a foreign pass's header) to the next pass top;
+  epilogue: from the tile-end header to the tile's stores done.
+Producer: empty-wait (a free stage), issue (header, loads), other.
+Stage load time: from the producer's issue to the first consumer that was
+already waiting seeing it full (stages no one waited for are not counted).
+Valid for one stage a pass (W = BK), the moe-fc2 benchmark shape.
+"""
+import struct
+import sys
+from collections import defaultdict
+
+NAMES = {1: "pass_wait", 2: "pass_got", 3: "mma_done", 4: "order_got", 5: "added", 6: "tile_end", 7: "stored",
+         8: "empty_wait", 9: "empty_got", 10: "issued"}
+
+
+def read(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:8] == b"FP4TRACE", "not a pipeline trace"
+    ctas, actors, cap = struct.unpack_from("<HHI", data, 8)
+    words = struct.unpack_from("<%dQ" % (ctas * actors * cap), data, 16)
+    rows = {}
+    for c in range(ctas):
+        for a in range(actors):
+            base = (c * actors + a) * cap
+            ev = []
+            for w in words[base:base + cap]:
+                if w == 0:
+                    break
+                ev.append((w >> 56, (w >> 48) & 0xFF, w & 0xFFFFFFFFFFFF))
+            rows[(c, a)] = ev
+    return ctas, actors, rows
+
+
+def pct(x, total):
+    return 100.0 * x / total if total else 0.0
+
+
+def quantiles(v):
+    if not v:
+        return "-"
+    v = sorted(v)
+    q = lambda f: v[min(len(v) - 1, int(f * len(v)))]
+    return "median %d, p10 %d, p90 %d, max %d (n %d)" % (q(0.5), q(0.1), q(0.9), v[-1], len(v))
+
+
+def consumer_states(ev):
+    acc = defaultdict(int)
+    passes = 0
+    for (k0, a0, t0), (k1, a1, t1) in zip(ev, ev[1:]):
+        d = t1 - t0
+        if k0 == 1 and k1 == 2:
+            acc["top-own" if a1 else "top-foreign"] += d
+        elif k0 == 1 and k1 == 6:
+            acc["top-foreign"] += d
+        elif k0 == 2 and a0 == 1:
+            acc["mma"] += d
+            passes += 1
+        elif k0 == 3:
+            acc["order"] += d
+        elif k0 == 4:
+            acc["add"] += d
+        elif k0 == 6:
+            acc["epilogue"] += d
+        else:
+            acc["walk"] += d
+    return acc, passes, (ev[-1][2] - ev[0][2]) if ev else 0
+
+
+def main():
+    ctas, actors, rows = read(sys.argv[1])
+    cycles_per_us = float(sys.argv[2]) * 1e3 if len(sys.argv) > 2 else 1980.0
+    total = defaultdict(int)
+    span_all = 0
+    prod = defaultdict(int)
+    prod_span = 0
+    loads = []
+    own_waits = []
+    mma_times = []
+    for c in range(ctas):
+        pev = rows.get((c, 0), [])
+        if not pev:
+            continue
+        for (k0, _, t0), (k1, _, t1) in zip(pev, pev[1:]):
+            prod["empty-wait" if k0 == 8 else "issue" if k0 == 9 else "other"] += t1 - t0
+        prod_span += pev[-1][2] - pev[0][2]
+        issued = [t for k, _, t in pev if k == 10]
+        cons = [rows.get((c, a), []) for a in range(1, actors)]
+        cons = [e for e in cons if e]
+        for e in cons:
+            acc, passes, span = consumer_states(e)
+            for k, v in acc.items():
+                total[k] += v
+            span_all += span
+            for (k0, a0, t0), (k1, a1, t1) in zip(e, e[1:]):
+                if k0 == 1 and k1 == 2 and a1 == 1:
+                    own_waits.append(t1 - t0)
+                if k0 == 2 and a0 == 1 and k1 == 3:
+                    mma_times.append(t1 - t0)
+        # Stage n's land time: the earliest 'got' of a warpgroup that waited
+        # (its wait began after the issue).
+        tops = []
+        for e in cons:
+            seq = []
+            for (k0, a0, t0), (k1, a1, t1) in zip(e, e[1:]):
+                if k0 == 1 and k1 in (2, 6):
+                    seq.append((t0, t1))
+            tops.append(seq)
+        for n, ti in enumerate(issued):
+            got = [seq[n][1] for seq in tops if n < len(seq) and seq[n][0] > ti]
+            if got:
+                loads.append(min(got) - ti)
+    print("consumer warpgroups (%% of their time, %d CTAs):" % sum(1 for c in range(ctas) if rows.get((c, 1))))
+    for k in ("mma", "top-own", "top-foreign", "order", "add", "walk", "epilogue"):
+        print("  %-12s %5.1f%%" % (k, pct(total[k], span_all)))
+    print("producer (%% of its time):")
+    for k in ("empty-wait", "issue", "other"):
+        print("  %-12s %5.1f%%" % (k, pct(prod[k], prod_span)))
+
+    print("own pass-top wait, cycles:", quantiles(own_waits))
+    print("own pass mma span, cycles:", quantiles(mma_times))
+    print("stage load time (issue to full), cycles:", quantiles(loads))
+
+
+if __name__ == "__main__":
+    main()
