@@ -286,8 +286,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       // Every consumer thread releases the stage after its own last read of
       // it: an arrive orders only the arriving thread's accesses, so one
       // arrive after a named barrier would lean on the barrier for the
-      // others' (compute-sanitizer racecheck cannot follow that).
-      ptx::mbar_init(&empty[s], Cfg::kConsumerThreads + (kPair ? 8 : 0));  // clusters: + the peer's 8 consumer warps
+      // others' (compute-sanitizer racecheck cannot follow that). Gather,
+      // direct: only the stage's warpgroup (moe_gather_producer.cuh).
+      const bool owner_only = Cfg::kGather && gather_direct<Cfg>(p);
+      ptx::mbar_init(&empty[s], owner_only ? 128 : Cfg::kConsumerThreads + (kPair ? 8 : 0));  // clusters: + the peer's 8 consumer warps
     }
     if constexpr (Cfg::kGather) {
       for (int w = 0; w < Cfg::kConsumers; ++w) ptx::mbar_init(&order[w], 128);  // every thread of the previous owner
@@ -461,7 +463,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // the MMAs that read it finish).
   std::uint32_t afrag[Cfg::kXInRegs ? 2 : 1][4][4] = {};
   float acc[BN / 2];
-  std::uint32_t it = 0;
+  // Stages taken so far (gather, direct: the first stage is this warpgroup's own, moe_gather_producer.cuh).
+  std::uint32_t it = Cfg::kGather && gather_direct<Cfg>(p) ? std::uint32_t(wg) : 0u;
   const std::uint32_t smem_base = ptx::smem_addr(smem);
   const std::uint32_t conv_base = smem_base + Cfg::kOffConv;
   const std::uint32_t xconv_base = smem_base + Cfg::kOffXConv;
@@ -934,6 +937,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       int2 tok[BN / 8];
       float2 wgt[BN / 8];
       const int stages_per_pass = p.expert_width / BK;
+      // Direct: this warpgroup's stages are every kConsumers-th (it starts at
+      // its own, below), so after each of them it steps over the others'.
+      const std::uint32_t others = gather_direct<Cfg>(p) ? Cfg::kConsumers - 1 : 0;
       for (;;) {  // one pass per iteration
         const int s0 = it % kStages;
         trace.mark(kTrPassWait, s0);
@@ -953,7 +959,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         if (h.flags & kGatherTileEnd) {
           trace.mark(kTrTileEnd, s0);
           ptx::mbar_arrive(&empty[s0]);
-          ++it;
+          it += 1 + others;
           break;
         }
         trace.mark(kTrPassGot, h.owner == wg);
@@ -988,6 +994,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           ptx::mbar_wait(&full[s], (it / kStages) & 1);
           consume_stage(s, h.kb + st, nullptr, false, xs_row0, h.slot0 % 128);
         }
+        it += others;
         ptx::wgmma_wait<0>();
         trace.mark(kTrMmaDone, 0);
         ptx::mbar_wait(&order[wg], order_waits++ & 1);

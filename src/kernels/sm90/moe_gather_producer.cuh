@@ -7,10 +7,20 @@
 // those BT token rows. Experts no token uses cost nothing: no stage, no byte.
 //
 // The consumer warpgroups take passes in turn (the pass's owner is in its
-// first stage's header; the others only release its stages), so a pass's
-// product accumulates in one warpgroup's registers and is added to the
-// tile's shared-memory accumulator by that warpgroup alone, in pass order.
-// A header-only stage ends each tile.
+// first stage's header), so a pass's product accumulates in one
+// warpgroup's registers and is added to the tile's shared-memory
+// accumulator by that warpgroup alone, in pass order. Header-only stages
+// end each tile. Two ways to hand the passes out (gather_direct):
+// - direct, where a pass is one stage and the ring holds a stage per
+//   warpgroup (W = BK, kConsumers <= kStages): each warpgroup waits only on
+//   its own passes' stages (stage n is warpgroup n % kConsumers's), releases
+//   them alone, and each tile ends with one end stage per warpgroup. (Its
+//   next stage is never a ring lap ahead of the last one it saw filled, so
+//   a parity wait cannot mistake an older phase for it.)
+// - walking, otherwise: every warpgroup waits on every stage and releases
+//   it, the others' passes unread, and one end stage ends a tile. A
+//   warpgroup spent about a third of its time walking past the others'
+//   passes (pipeline trace, moe-fc2 M = 384, docs/PERF.md stop 27).
 #pragma once
 
 #include <cstddef>
@@ -76,6 +86,13 @@ struct GatherStageLoads {
   }
 };
 
+/// Whether the passes are handed out directly (above): one stage a pass,
+/// and a stage of the ring for every consumer warpgroup.
+template <class Cfg>
+__device__ __forceinline__ bool gather_direct(const GemmParams& p) {
+  return p.expert_width == Cfg::BK && Cfg::kConsumers <= Cfg::kStages;
+}
+
 template <class Cfg, class Scheduler>
 __device__ void gather_produce(const GemmParams& p, const Scheduler& sched, const GatherStageLoads<Cfg>& loads,
                                std::uint8_t* smem, std::uint64_t* full, std::uint64_t* empty) {
@@ -123,17 +140,21 @@ __device__ void gather_produce(const GemmParams& p, const Scheduler& sched, cons
         }
       }
     }
-    int s;
-    trace.mark(kTrEmptyWait, stages.it % Cfg::kStages);
-    stages.template next<GatherStageHeader>(s);
-    trace.mark(kTrEmptyGot, s);
-    if (lane == 0) {
-      const std::uint32_t hdr = ptx::smem_addr(smem + s * Cfg::kStageBytes + Cfg::kOffHeader);
-      ptx::sts128(hdr, make_uint4(0u, kGatherTileEnd, 0u, 0u));
-      ptx::mbar_arrive(&full[s]);
-      trace.mark(kTrIssued, s);
+    // The tile's end: one stage, or direct one a warpgroup (the passes'
+    // turns go on after them where they left off).
+    for (int k = 0; k < (gather_direct<Cfg>(p) ? Cfg::kConsumers : 1); ++k) {
+      int s;
+      trace.mark(kTrEmptyWait, stages.it % Cfg::kStages);
+      stages.template next<GatherStageHeader>(s);
+      trace.mark(kTrEmptyGot, s);
+      if (lane == 0) {
+        const std::uint32_t hdr = ptx::smem_addr(smem + s * Cfg::kStageBytes + Cfg::kOffHeader);
+        ptx::sts128(hdr, make_uint4(0u, kGatherTileEnd, 0u, 0u));
+        ptx::mbar_arrive(&full[s]);
+        trace.mark(kTrIssued, s);
+      }
+      __syncwarp();
     }
-    __syncwarp();
   }
 }
 
