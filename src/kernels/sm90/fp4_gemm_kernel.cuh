@@ -415,7 +415,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     if constexpr (Cfg::kMoe) {
       if (threadIdx.x < 32) moe_produce<Cfg>(p, sched, smem, full, empty, load_stage);
     } else if constexpr (Cfg::kGather) {
-      if (threadIdx.x < 32) {
+      if (threadIdx.x < 32 * gather_producer_warps<Cfg>()) {
         const GatherStageLoads<Cfg> loads{tmap_x, tmap_y, smem, full};
         gather_produce<Cfg>(p, sched, loads, smem, full, empty);
       }

@@ -93,18 +93,35 @@ __device__ __forceinline__ bool gather_direct(const GemmParams& p) {
   return p.expert_width == Cfg::BK && Cfg::kConsumers <= Cfg::kStages;
 }
 
+/// Producer warps: two in the one-CTA tiles whose ring has an even number
+/// of stages. Each walks every pass and fills the stages of its own parity
+/// (stage n: warp n % 2), so a stage is only ever refilled by one warp, in
+/// order, and its parity waits stay exact; and in the direct way a
+/// warpgroup's stage n + kConsumers - kStages, which it relies on being
+/// filled when stage n is, is the same warp's (kConsumers is even). One
+/// warp at about 70 instructions a stage set the four-warpgroup tiles'
+/// pace; in the two-CTA tiles a second warp cost 0-2% (docs/PERF.md stop
+/// 27).
+template <class Cfg>
+constexpr std::uint32_t gather_producer_warps() {
+  return Cfg::kCtasPerSm == 1 && Cfg::kStages % 2 == 0 && Cfg::kConsumers % 2 == 0 ? 2 : 1;
+}
+
+/// Run by each of the gather_producer_warps<Cfg>() producer warps.
 template <class Cfg, class Scheduler>
 __device__ void gather_produce(const GemmParams& p, const Scheduler& sched, const GatherStageLoads<Cfg>& loads,
                                std::uint8_t* smem, std::uint64_t* full, std::uint64_t* empty) {
   constexpr int BT = Cfg::BT;
   const int lane = threadIdx.x % 32;
+  const std::uint32_t warp = threadIdx.x / 32;
+  constexpr std::uint32_t kWarps = gather_producer_warps<Cfg>();
   const int kb_per_expert = p.expert_width / Cfg::BK;
   const std::int64_t band_bytes_w = std::int64_t(p.b.scale_chunks) * 512;  // one 128-row band of B's scales
   const std::int64_t band_bytes_t = std::int64_t(p.a.scale_chunks) * 512;  // of the gathered rows' scales
   std::uint32_t pass = 0;
   ProducerRing<Cfg> stages{smem, empty};
   TraceCursor trace;
-  if (lane == 0) trace.init(TraceCursor::base(p), 0);
+  if (lane == 0 && warp == 0) trace.init(TraceCursor::base(p), 0);
 
   Tile t;
   for (std::int32_t i = 0; sched.work(i, t); ++i) {
@@ -124,6 +141,10 @@ __device__ void gather_produce(const GemmParams& p, const Scheduler& sched, cons
         const std::int32_t t_row = e * p.gather_capacity + slot0;
         const std::uint8_t* t_scales = t_scales_e + (slot0 / 128) * band_bytes_t;
         for (int j = 0; j < kb_per_expert; ++j) {
+          if (stages.it % kWarps != warp) {
+            stages.skip();
+            continue;
+          }
           int s;
           trace.mark(kTrEmptyWait, stages.it % Cfg::kStages);
           stages.template next<GatherStageHeader>(s);
@@ -143,6 +164,10 @@ __device__ void gather_produce(const GemmParams& p, const Scheduler& sched, cons
     // The tile's end: one stage, or direct one a warpgroup (the passes'
     // turns go on after them where they left off).
     for (int k = 0; k < (gather_direct<Cfg>(p) ? Cfg::kConsumers : 1); ++k) {
+      if (stages.it % kWarps != warp) {
+        stages.skip();
+        continue;
+      }
       int s;
       trace.mark(kTrEmptyWait, stages.it % Cfg::kStages);
       stages.template next<GatherStageHeader>(s);

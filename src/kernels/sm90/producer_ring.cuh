@@ -23,6 +23,8 @@ struct ProducerRing {
     ++it;
     return reinterpret_cast<Header*>(smem + s * Cfg::kStageBytes + Cfg::kOffHeader);
   }
+  /// Passes over the next stage (another producer warp's to fill).
+  __device__ void skip() { ++it; }
 };
 
 }  // namespace fp4moe::kernels
