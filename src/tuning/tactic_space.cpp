@@ -149,26 +149,29 @@ int pick_split_k(const ProblemShape& s, const GemmTactic& t) {
 /// (E = 256, W = 256, top-8; docs/PERF.md stop 17): gather bn16 bk256 on
 /// stream-K was the fastest tactic of every row from M = 32 (one token per
 /// expert: 0.95x the best dense tactic) to M = 384 (0.27x). Its widest
-/// stages that divide W; 8 tokens a pass up to 7.5 per expert (0.82-0.92x
-/// the time of 16 at 1-6 per expert, H200, PERF.md stop 18; since stop
-/// 24's loop cuts 0.89-0.90x at 7 and 0.99-1.01x at 8), 16 up to 20 (32
-/// lost everywhere up to 12 per expert), 32 past 20 per expert (fewer
-/// passes over each expert's weights; not measured); two CTAs per SM where
-/// the tile holds M (more warps to hide latency with), with the most stages
-/// that still hold it. Below one token per expert: not measured, so the
-/// dense formulation as before.
+/// stages that divide W; 8 tokens a pass up to 4.5 per expert, 16 up to 20
+/// (32 lost everywhere up to 12 per expert), 32 past 20 per expert (fewer
+/// passes over each expert's weights; not measured). The 8-token tiles run
+/// two CTAs per SM where they hold M (more warps to hide latency with); the
+/// wider ones one CTA of four warpgroups with two producer warps. Since stop
+/// 27's producer and pass handout that tile beat the 8-token ones from 5
+/// tokens per expert (H200 sweep, E = 256: M = 160 0.965x, 192 0.934x, 224
+/// 0.851x the time; at 4, M = 128, 8 a pass stayed the best), where 7.5
+/// had been the crossing before. With the most stages that still hold M.
+/// Below one token per expert: not measured, so the dense formulation as
+/// before.
 const GemmTactic* pick_gather(const ProblemShape& shape, const std::vector<GemmTactic>& all) {
   if (shape.layout != kernels::Layout::kMoeDense || shape.top_k <= 0 || shape.experts <= 0) return nullptr;
   const double per_expert = double(shape.m) * std::min(shape.top_k, shape.experts) / shape.experts;
   if (per_expert < 1.0) return nullptr;
-  const int want_bn = per_expert <= 7.5 ? 8 : per_expert <= 20.0 ? 16 : 32;
+  const int want_bn = per_expert <= 4.5 ? 8 : per_expert <= 20.0 ? 16 : 32;
   const GemmTactic* best = nullptr;
   auto better = [&](const GemmTactic& t) {
     if (!best) return true;
     const int d = std::abs(t.block_n - want_bn), best_d = std::abs(best->block_n - want_bn);
     if (d != best_d) return d < best_d;
     const int ctas = entry_of(shape, t)->ctas_per_sm, best_ctas = entry_of(shape, *best)->ctas_per_sm;
-    if (ctas != best_ctas) return ctas > best_ctas;
+    if (ctas != best_ctas) return t.block_n == 8 ? ctas > best_ctas : ctas < best_ctas;
     return t.block_k != best->block_k ? t.block_k > best->block_k : t.stages > best->stages;
   };
   for (const GemmTactic& t : all)

@@ -140,12 +140,16 @@ TEST(TacticSpace, HeuristicPicksTheSweepsBestOnMeasuredRows) {
       // the same with top-8 routing known (GemmOptions::moe_top_k), H100
       // sweep at 35e65cd (PERF.md stop 17): the gathered formulation,
       // 256-K stages, on stream-K, at every M (0.95x the best dense tactic at
-      // M = 32, 0.27x at M = 384); 8 tokens a pass up to M = 192 (H200,
-      // stop 18: 0.84-0.86x the time of 16 at M = 32-96), 16 beyond
+      // M = 32, 0.27x at M = 384); 8 tokens a pass up to M = 128 (H200,
+      // stop 18: 0.84-0.86x the time of 16 at M = 32-96), 16 beyond (H200
+      // sweep at 7853f4b, stop 27: the one-CTA 16-token tile the best at M
+      // = 160-224)
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 65536, 256, 256, 8}, true, 8, kStreamK, true, 256},
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 64, 7168, 65536, 256, 256, 8}, true, 8, kStreamK, true, 256},
       {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 96, 7168, 65536, 256, 256, 8}, true, 8, kStreamK, true, 256},
-      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 160, 7168, 65536, 256, 256, 8}, true, 8, kStreamK, true, 256},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 128, 7168, 65536, 256, 256, 8}, true, 8, kStreamK, true, 256},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 160, 7168, 65536, 256, 256, 8}, true, 16, kStreamK, true, 256},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 224, 7168, 65536, 256, 256, 8}, true, 16, kStreamK, true, 256},
       {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 256, 7168, 65536, 256, 256, 8}, true, 16, kStreamK, true, 256},
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 384, 7168, 65536, 256, 256, 8}, true, 16, kStreamK, true, 256},
   };
@@ -221,13 +225,12 @@ TEST(TacticSpace, GatherOnlyForRoutedAlphaThatItHolds) {
   for (const auto& e : kernels::kernel_registry())
     if (e.tactic.moe_gather) most = std::max(most, e.max_m);
   EXPECT_FALSE(pick(most + 1, 8, 256).moe_gather) << "more tokens than any gather tile holds";
-  EXPECT_EQ(pick(128, 8, 256).block_n, 8);
-  EXPECT_EQ(pick(224, 8, 256).block_n, 8) << "seven tokens per expert: still 8 a pass";
+  EXPECT_EQ(pick(128, 8, 256).block_n, 8) << "four tokens per expert: 8 a pass";
+  EXPECT_EQ(pick(96, 8, 256).stages, 4) << "the 8-token tile with four stages holds 96 tokens";
+  const GemmTactic m160 = pick(160, 8, 256);
+  EXPECT_EQ(m160.block_n, 16) << "five tokens per expert: 16 a pass";
+  EXPECT_EQ(m160.stages, 6) << "the one-CTA 16-token tile";
   EXPECT_EQ(pick(256, 8, 256).block_n, 16) << "eight tokens per expert: 16 a pass";
-  EXPECT_EQ(pick(160, 8, 256).stages, 4) << "the 8-token tile with four stages holds 160 tokens";
-  const GemmTactic m192 = pick(192, 8, 256);
-  EXPECT_EQ(m192.block_n, 8);
-  EXPECT_EQ(m192.stages, 3) << "192 tokens: only the three-stage 8-token tile holds them";
   {
     TuneShape call{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 256 * 256, 256, 256, 8};
     const TacticCheck check = check_tactic(problem_shape(call), routed);
