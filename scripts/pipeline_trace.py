@@ -14,12 +14,17 @@ Consumer warpgroup states, between its events:
   epilogue: from the tile-end header to the tile's stores done.
 Producer: empty-wait (a free stage), issue (header, loads), other.
 Stage load time: from the producer's issue to the first consumer that was
-already waiting seeing it full (stages no one waited for are not counted).
-Valid for one stage a pass (W = BK), the moe-fc2 benchmark shape.
+already waiting seeing it full (stages no one waited on are not counted).
+Valid for one stage a pass (W = BK), the moe-fc2 benchmark shape. Only the
+first producer warp is traced: with two (stage n: warp n % 2) its k-th
+stage is stage 2k. In the direct handout (no warpgroup reads another's
+pass) stage n is warpgroup n % kConsumers's n // kConsumers-th.
 """
 import struct
 import sys
 from collections import defaultdict
+
+kWaited = 400  # cycles: a pass-top wait longer than this saw its stage land
 
 NAMES = {1: "pass_wait", 2: "pass_got", 3: "mma_done", 4: "order_got", 5: "added", 6: "tile_end", 7: "stored",
          8: "empty_wait", 9: "empty_got", 10: "issued"}
@@ -118,8 +123,18 @@ def main():
                 if k0 == 1 and k1 in (2, 6):
                     seq.append((t0, t1))
             tops.append(seq)
-        for n, ti in enumerate(issued):
-            got = [seq[n][1] for seq in tops if n < len(seq) and seq[n][0] > ti]
+        stages_seen = sum(len(seq) for seq in tops)
+        direct = not any(k == 2 and a == 0 for e in cons for k, a, _ in e)
+        n_stages = stages_seen if direct else (len(tops[0]) if tops else 0)
+        step = 2 if len(issued) < 0.75 * n_stages else 1  # two producer warps: warp 0 issued every other stage
+        for k, ti in enumerate(issued):
+            n = step * k
+            if direct:
+                cand = [(tops[n % len(tops)], n // len(tops))] if tops else []
+            else:
+                cand = [(seq, n) for seq in tops]
+            # (a wait longer than the ~220 cycles of a stage already full: the warpgroup saw it land)
+            got = [seq[i][1] for seq, i in cand if i < len(seq) and seq[i][1] - seq[i][0] > kWaited and seq[i][1] > ti]
             if got:
                 loads.append(min(got) - ti)
     print("consumer warpgroups (%% of their time, %d CTAs):" % sum(1 for c in range(ctas) if rows.get((c, 1))))
