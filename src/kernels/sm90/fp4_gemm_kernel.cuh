@@ -108,13 +108,13 @@ struct GemmConfig {
   // schedulers twice the warps to hide latency with.
   static constexpr int kCtasPerSm = kCtasPerSm_;
   static constexpr int kRegsPerThread = 65536 / (kThreads * kCtasPerSm) / 8 * 8;
-  // The consumers' registers given a 40-register producer; the gather
-  // layout's producer then takes what their rounding left over (its walk
-  // over experts and passes spilled to local memory at 40; 64 with four
-  // consumer warpgroups, 48 with two CTAs an SM).
+  // The consumers' registers given a 40-register producer; the producer
+  // then takes what their rounding left over (at 40 its loop state spilled
+  // to local memory: the gather walk over experts and passes, 31-41 local
+  // accesses, and the plain producers, 10-29): 64 with four consumer
+  // warpgroups, 48 with two CTAs an SM, 40 otherwise.
   static constexpr int kConsumerRegs = ((kRegsPerThread * kThreads - 40 * 128) / kConsumerThreads) / 8 * 8;
-  static constexpr int kProducerRegs =
-      kLayout_ == Layout::kMoeGather ? (kRegsPerThread * kThreads - kConsumerRegs * kConsumerThreads) / 128 / 8 * 8 : 40;
+  static constexpr int kProducerRegs = (kRegsPerThread * kThreads - kConsumerRegs * kConsumerThreads) / 128 / 8 * 8;
   static_assert(kProducerRegs >= 40 && kProducerRegs * 128 + kConsumerRegs * kConsumerThreads <= kRegsPerThread * kThreads,
                 "the producer's and consumers' registers fit the CTA's");
   static constexpr int kBlock = kNvfp4 ? 16 : 32;
@@ -356,50 +356,71 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // Loads K block kb of tile t's X and K block y_kb of its Y (the same
   // block, except in the gather layout, whose gathered tokens hold one
   // expert's W columns) into stage s: the FP4 tiles (TMA) and their scale
-  // chunks (bulk copies), all completing on full[s].
-  auto load_stage = [&](int s, const Tile& t, int kb, int y_kb) {
-    std::uint8_t* st = smem + s * Cfg::kStageBytes;
-    const std::uint8_t* xs = px.scales + std::int64_t(x_scale_group(t)) * px.scale_group_bytes;
-    const std::uint8_t* ys = py.scales + std::int64_t(y_scale_group(t)) * py.scale_group_bytes;
+  // chunks (bulk copies), all completing on full[s]. What the tile fixes
+  // (rows, scale bands) is worked out once by tile_loads(t); a stage adds
+  // only its K offsets: the producer's per-stage path sets the pipeline's
+  // pace where it is long (the gather producer's trace, docs/PERF.md stop
+  // 27; there its state had also spilled to local memory).
+  struct TileLoads {
+    std::int32_t x_row, y_row, y_row2;  // y_row2: FC1's up rows
+    const std::uint8_t* xs;             // X's scale band (chunk 0), or null past the bands
+    const std::uint8_t* ys[Cfg::kYBands];
+    bool multicast;
+  };
+  auto tile_loads = [&](const Tile& t) {
+    TileLoads l;
+    l.x_row = x_row(t);
+    l.y_row = y_row(t);
+    l.y_row2 = Cfg::kFc1 ? l.y_row + p.fc1_inter : l.y_row + BN / 2;
+    l.multicast = t.multicast;
     const std::int32_t x_band = x_scale_row0(t) / 128;
     const std::int32_t x_bands_total = (px.rows_per_group + 127) / 128, y_bands_total = (py.rows_per_group + 127) / 128;
-    // Scale band of the tile's Y band b: consecutive, except FC1's second
-    // half (the up rows, fc1_inter rows after the gate rows).
-    auto y_band = [&](int b) {
-      if constexpr (Cfg::kFc1) return (t.n0 % p.fc1_inter + b * p.fc1_inter) / 128;
-      return y_scale_row0(t) / 128 + b;
-    };
+    l.xs = x_band < x_bands_total
+               ? px.scales + std::int64_t(x_scale_group(t)) * px.scale_group_bytes + std::int64_t(x_band) * px.scale_chunks * 512
+               : nullptr;
+#pragma unroll
+    for (int b = 0; b < Cfg::kYBands; ++b) {
+      // Scale band of the tile's Y band b: consecutive, except FC1's second
+      // half (the up rows, fc1_inter rows after the gate rows).
+      const std::int32_t band = Cfg::kFc1 ? (t.n0 % p.fc1_inter + b * p.fc1_inter) / 128 : y_scale_row0(t) / 128 + b;
+      l.ys[b] = band < y_bands_total ? py.scales + std::int64_t(y_scale_group(t)) * py.scale_group_bytes +
+                                           std::int64_t(band) * py.scale_chunks * 512
+                                     : nullptr;
+    }
+    return l;
+  };
+  auto load_tile_stage = [&](int s, const TileLoads& l, int kb, int y_kb) {
+    std::uint8_t* st = smem + s * Cfg::kStageBytes;
     const int chunk0 = kb * Cfg::kChunksPerStage, y_chunk0 = y_kb * Cfg::kChunksPerStage;
     const int chunks = min(Cfg::kChunksPerStage, px.scale_chunks - chunk0);
     const int y_chunks = min(Cfg::kChunksPerStage, py.scale_chunks - y_chunk0);
     std::uint32_t bytes = Cfg::kXBytes + BN * Cfg::kRowBytes;
-    if (x_band < x_bands_total) bytes += 512 * chunks;
+    if (l.xs) bytes += 512 * chunks;
+#pragma unroll
     for (int b = 0; b < Cfg::kYBands; ++b)
-      if (y_band(b) < y_bands_total) bytes += 512 * y_chunks;
+      if (l.ys[b]) bytes += 512 * y_chunks;
     ptx::mbar_arrive_expect_tx(&full[s], bytes);
-    ptx::tma_load_2d(st, tmap_x, kb * Cfg::kRowBytes, x_row(t), &full[s]);
+    ptx::tma_load_2d(st, tmap_x, kb * Cfg::kRowBytes, l.x_row, &full[s]);
     if constexpr (Cfg::kFc1) {  // gate rows, then the matching up rows
-      ptx::tma_load_2d(st + Cfg::kOffY, tmap_y, y_kb * Cfg::kRowBytes, y_row(t), &full[s]);
-      ptx::tma_load_2d(st + Cfg::kOffY + (BN / 2) * Cfg::kRowBytes, tmap_y, y_kb * Cfg::kRowBytes, y_row(t) + p.fc1_inter,
-                       &full[s]);
+      ptx::tma_load_2d(st + Cfg::kOffY, tmap_y, y_kb * Cfg::kRowBytes, l.y_row, &full[s]);
+      ptx::tma_load_2d(st + Cfg::kOffY + (BN / 2) * Cfg::kRowBytes, tmap_y, y_kb * Cfg::kRowBytes, l.y_row2, &full[s]);
     } else if constexpr (kPair) {
-      if (t.multicast) {  // this CTA's half of the weight rows, into both CTAs
+      if (l.multicast) {  // this CTA's half of the weight rows, into both CTAs
         ptx::tma_load_2d_multicast(ptx::smem_addr(st + Cfg::kOffY + rank * (BN / 2) * Cfg::kRowBytes), tmap_y,
-                                   y_kb * Cfg::kRowBytes, y_row(t) + int(rank) * (BN / 2), ptx::smem_addr(&full[s]), 0x3);
+                                   y_kb * Cfg::kRowBytes, l.y_row + int(rank) * (BN / 2), ptx::smem_addr(&full[s]), 0x3);
       } else {  // both halves, this CTA alone (the tensor map's box is half the tile)
-        ptx::tma_load_2d(st + Cfg::kOffY, tmap_y, y_kb * Cfg::kRowBytes, y_row(t), &full[s]);
-        ptx::tma_load_2d(st + Cfg::kOffY + (BN / 2) * Cfg::kRowBytes, tmap_y, y_kb * Cfg::kRowBytes, y_row(t) + BN / 2,
-                         &full[s]);
+        ptx::tma_load_2d(st + Cfg::kOffY, tmap_y, y_kb * Cfg::kRowBytes, l.y_row, &full[s]);
+        ptx::tma_load_2d(st + Cfg::kOffY + (BN / 2) * Cfg::kRowBytes, tmap_y, y_kb * Cfg::kRowBytes, l.y_row2, &full[s]);
       }
     } else {
-      ptx::tma_load_2d(st + Cfg::kOffY, tmap_y, y_kb * Cfg::kRowBytes, y_row(t), &full[s]);
+      ptx::tma_load_2d(st + Cfg::kOffY, tmap_y, y_kb * Cfg::kRowBytes, l.y_row, &full[s]);
     }
-    if (x_band < x_bands_total)
-      ptx::bulk_load(st + Cfg::kOffXScale, xs + (std::int64_t(x_band) * px.scale_chunks + chunk0) * 512, 512 * chunks, &full[s]);
+    if (l.xs) ptx::bulk_load(st + Cfg::kOffXScale, l.xs + chunk0 * 512, 512 * chunks, &full[s]);
+#pragma unroll
     for (int b = 0; b < Cfg::kYBands; ++b) {
-      if (y_band(b) >= y_bands_total) continue;
-      const std::uint8_t* src = ys + (std::int64_t(y_band(b)) * py.scale_chunks + y_chunk0) * 512;
-      if (kPair && t.multicast) {  // band `rank` (this CTA's half of the rows) into both CTAs
+      if (!l.ys[b]) continue;
+      const std::uint8_t* src = l.ys[b] + y_chunk0 * 512;
+      if (kPair && l.multicast) {  // band `rank` (this CTA's half of the rows) into both CTAs
         if (b == int(rank))
           ptx::bulk_load_multicast(ptx::smem_addr(st + Cfg::kOffYScale + b * 512 * Cfg::kChunksPerStage), src,
                                    512 * y_chunks, ptx::smem_addr(&full[s]), 0x3);
@@ -408,6 +429,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       }
     }
   };
+  // (MoE-dense: a tile's experts differ in their group, so each stage works its tile out.)
+  auto load_stage = [&](int s, const Tile& t, int kb, int y_kb) { load_tile_stage(s, tile_loads(t), kb, y_kb); };
 
   if (threadIdx.x < 128) {
     // ------------------------------------------------------------ producer
@@ -429,13 +452,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         // takes every stage's turn (its peer's consumers release those
         // stages here too).
         if (t.group < 0 && !kPair) continue;
+        const TileLoads loads = tile_loads(t);
         for (int kb = t.unit_begin; kb < t.unit_end; ++kb, ++it) {
           const int s = it % kStages;
           ptx::mbar_wait(&empty[s], ((it / kStages) & 1) ^ 1);
           if (t.group < 0) {
             ptx::mbar_arrive(&full[s]);
           } else {
-            load_stage(s, t, kb, kb);
+            load_tile_stage(s, loads, kb, kb);
           }
         }
       }
