@@ -429,14 +429,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       }
     }
   };
-  // (MoE-dense: a tile's experts differ in their group, so each stage works its tile out.)
-  auto load_stage = [&](int s, const Tile& t, int kb, int y_kb) { load_tile_stage(s, tile_loads(t), kb, y_kb); };
-
   if (threadIdx.x < 128) {
     // ------------------------------------------------------------ producer
     ptx::setmaxnreg_dec<Cfg::kProducerRegs>();
     if constexpr (Cfg::kMoe) {
-      if (threadIdx.x < 32) moe_produce<Cfg>(p, sched, smem, full, empty, load_stage);
+      if (threadIdx.x < 32) moe_produce<Cfg>(p, sched, smem, full, empty, tile_loads, load_tile_stage);
     } else if constexpr (Cfg::kGather) {
       if (threadIdx.x < 32 * gather_producer_warps<Cfg>()) {
         const GatherStageLoads<Cfg> loads{tmap_x, tmap_y, smem, full};

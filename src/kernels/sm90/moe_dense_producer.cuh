@@ -38,9 +38,11 @@ __device__ __forceinline__ const float* moe_alpha(const MoeStageHeader* h) { ret
 constexpr std::uint32_t kEndsExpert = 1;  ///< fold this expert after the stage
 constexpr std::uint32_t kEndsTile = 2;    ///< no data: the tile's epilogue follows
 
-template <class Cfg, class Scheduler, class LoadStage>
+/// tile_loads(t): what a work item's loads keep (its rows and scale bands),
+/// worked out once; load_tile_stage(s, loads, kb, y_kb): one stage's.
+template <class Cfg, class Scheduler, class TileLoadsOf, class LoadTileStage>
 __device__ void moe_produce(const GemmParams& p, const Scheduler& sched, std::uint8_t* smem, std::uint64_t* full,
-                            std::uint64_t* empty, const LoadStage& load_stage) {
+                            std::uint64_t* empty, const TileLoadsOf& tile_loads, const LoadTileStage& load_tile_stage) {
   constexpr int BT = Cfg::BT, L = Cfg::kAlphaLookahead, kPerLane = (BT + 31) / 32;
   const int lane = threadIdx.x % 32;
   const int kb_per_expert = p.expert_width / Cfg::BK;
@@ -54,6 +56,7 @@ __device__ void moe_produce(const GemmParams& p, const Scheduler& sched, std::ui
     // A work item's units are whole experts (split-K slices and stream-K
     // segments alike).
     const int e_begin = t.unit_begin, e_end = t.unit_end;
+    const auto loads = tile_loads(t);
     // One commit group per expert (empty past the last one), so "group e is
     // done" is always cp.async.wait_group L-1.
     auto fetch = [&](int e) {
@@ -99,7 +102,7 @@ __device__ void moe_produce(const GemmParams& p, const Scheduler& sched, std::ui
           h->flags = last ? kEndsExpert : 0u;
         }
         __syncwarp();  // the header is written before lane 0's arrive releases it
-        if (lane == 0) load_stage(s, t, kb, kb);
+        if (lane == 0) load_tile_stage(s, loads, kb, kb);
       }
     }
     ptx::cp_async_wait<0>();
