@@ -86,7 +86,6 @@ def consumer_states(ev):
 
 def main():
     ctas, actors, rows = read(sys.argv[1])
-    cycles_per_us = float(sys.argv[2]) * 1e3 if len(sys.argv) > 2 else 1980.0
     total = defaultdict(int)
     span_all = 0
     prod = defaultdict(int)
