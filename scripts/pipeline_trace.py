@@ -139,7 +139,7 @@ def main():
     print("consumer warpgroups (%% of their time, %d CTAs):" % sum(1 for c in range(ctas) if rows.get((c, 1))))
     for k in ("mma", "top-own", "top-foreign", "order", "add", "walk", "epilogue"):
         print("  %-12s %5.1f%%" % (k, pct(total[k], span_all)))
-    print("producer (%% of its time):")
+    print("producer (% of its time):")
     for k in ("empty-wait", "issue", "other"):
         print("  %-12s %5.1f%%" % (k, pct(prod[k], prod_span)))
 
