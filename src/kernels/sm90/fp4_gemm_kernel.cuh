@@ -164,7 +164,16 @@ struct GemmConfig {
   // come once per kYConvSubs sub-steps, not every sub-step. A Y buffer of
   // the pair is then kYConvSubs sub-step buffers (kYConvBytes each).
   static constexpr int kSmemPerSm = 227 * 1024;
+  // The gather tiles of up to 16 tokens convert a whole stage's tokens at
+  // once, each thread one whole 32-K chunk (every pair index known at
+  // compile time), into one set of buffers per warpgroup (no pair: a pass's
+  // MMAs are waited for at its end anyway). Per 256-K stage that is one
+  // barrier pair and one proxy fence instead of four, and the tokens'
+  // conversion without the run-time piece shifts of 16-byte items.
+  static constexpr bool kYWholeStage = kGather && BN <= 16;
+  static constexpr int kYSets = kYWholeStage ? 1 : 2;  // sets of Y buffers per user
   static constexpr int kYConvSubs = [] {
+    if (kYWholeStage) return BK / 64;
     int subs = kSwap && !kPrivateY && !kMoe && !kFp8 ? BK / 128 : 1;
     // (4 KB: barriers, prefix, scale table and alignment, an upper bound.)
     while (subs > 1 && (kStages * kStageBytes + 2 * subs * kYConvBytes + 4096) * kCtasPerSm > kSmemPerSm) subs /= 2;
@@ -179,7 +188,7 @@ struct GemmConfig {
   static constexpr bool kXInRegs = kSwap || !kMoe;
   static constexpr int kXConvBytes = kXInRegs ? 0 : BM * 128;
   static constexpr int kOffConv = kStages * kStageBytes;
-  static constexpr int kOffXConv = kOffConv + 2 * kYUsers * kYSetBytes;
+  static constexpr int kOffXConv = kOffConv + kYSets * kYUsers * kYSetBytes;
   // BF16 output through TMA stores (dense and contiguous, the 128 x 256
   // tile): each warp packs its 16 output rows into its own slab (16 rows x
   // BN, 64-column boxes of 2 KB, 128-byte swizzle) and one lane stores the
@@ -502,7 +511,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // (Stop 23 blamed this for wrong MXFP4 bn32 split-K sums; the cause was
   // the stage release overtaking its loads, docs/PERF.md stop 24.)
   // (Y buffers: a pair of sets of kYConvSubs sub-step buffers; ydesc per set.)
-  const std::uint32_t ybuf0 = conv_base + (Cfg::kPrivateY ? 2 * wg : 0) * Cfg::kYSetBytes;
+  const std::uint32_t ybuf0 = conv_base + (Cfg::kPrivateY ? Cfg::kYSets * wg : 0) * Cfg::kYSetBytes;
   const std::uint32_t ydesc[2] = {ptx::smem_desc_k_major_sw128_lo(ybuf0),
                                   ptx::smem_desc_k_major_sw128_lo(ybuf0 + Cfg::kYSetBytes)};
   const std::uint32_t xdesc[2] = {ptx::smem_desc_k_major_sw128_lo(xconv_base + 64 * wg * 128),
@@ -520,9 +529,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // split over the threads that share it. Every thread has the same number
   // of items, so none is ever empty.
   constexpr int kXSplit = item_split(64, 128), kXItems = Cfg::kXInRegs ? 0 : items_per_thread(64, 128, kXSplit);
-  constexpr int kYSplit = item_split(BN, kYThreads), kYItems = items_per_thread(BN, kYThreads, kYSplit);
+  // Whole-stage tokens (kYWholeStage): a thread's one item is chunk y_tid of
+  // the stage, or half of chunk y_tid / 2 where the threads are at least
+  // twice the chunks (one scale block a half), in sub-step (item's chunk) /
+  // 2BN; threads past the stage's items have none.
+  constexpr int kYStageChunks = BN * BK / 32;
+  constexpr bool kYHalves = Cfg::kYWholeStage && 2 * kYStageChunks <= kYThreads;
+  constexpr int kYSplit = Cfg::kYWholeStage ? (kYHalves ? 2 : 1) : item_split(BN, kYThreads),
+                kYItems = Cfg::kYWholeStage ? 1 : items_per_thread(BN, kYThreads, kYSplit);
+  constexpr int kYStageItems = kYStageChunks * kYSplit;
   static_assert(kXItems * 128 == 2 * 64 * kXSplit || Cfg::kXInRegs, "X items fill the threads exactly");
-  static_assert(kYItems * kYThreads == 2 * BN * kYSplit, "Y items fill the threads exactly");
+  static_assert(Cfg::kYWholeStage ? kYStageItems <= kYThreads : kYItems * kYThreads == 2 * BN * kYSplit,
+                "Y items fill the threads exactly (whole-stage tokens: at most one a thread)");
+  static_assert(!Cfg::kYWholeStage || !Cfg::kFp8, "whole-stage tokens: the BF16 route");
+  const bool y_has_item = !Cfg::kYWholeStage || kYStageItems == kYThreads || y_tid < kYStageItems;
   static_assert(!Cfg::kPrepackedB || Cfg::kSwap || kYSplit == 1, "prepacked weights as Y: whole chunks (logical_pieces)");
   ItemPlace xpl[kXItems > 0 ? kXItems : 1], ypl[kYItems];
   auto place_items = [&](std::int32_t xs_row0, std::int32_t ys_row0) {
@@ -531,7 +551,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       xpl[u] = items.place(0, Cfg::kOffXScale, xs_row0, 64, 64 * wg, kXSplit, ctid % 128 + 128 * u);
 #pragma unroll
     for (int u = 0; u < kYItems; ++u)
-      ypl[u] = items.place(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN, 0, kYSplit, y_tid + kYThreads * u);
+      ypl[u] = Cfg::kYWholeStage
+                   ? items.at_sub(items.place(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN, 0, kYSplit, y_tid % (2 * BN * kYSplit)),
+                                  y_tid / (2 * BN * kYSplit))
+                   : items.place(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN, 0, kYSplit, y_tid + kYThreads * u);
   };
 
   // MoE-dense: each expert's product goes to `expert_acc` and is folded into `acc`
@@ -705,12 +728,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       // group a stage, stage by stage: `it` counts the stages consumed).
       constexpr int kYSubs = Cfg::kYConvSubs, kYGroups = BK / 64 / kYSubs;
       const bool y_turn = sub % kYSubs == 0;
-      const std::uint32_t yset = kYGroups % 2 == 0 ? (sub / kYSubs) % 2 : (it + sub / kYSubs) % 2;
+      const std::uint32_t yset =
+          Cfg::kYSets == 1 ? 0u : kYGroups % 2 == 0 ? (sub / kYSubs) % 2 : (it + sub / kYSubs) % 2;
       const std::uint32_t yoff = (sub % kYSubs) * Cfg::kYConvBytes;  // this sub-step's buffer in its set
       // The set this group rewrites was last read by this warpgroup's wgmmas
       // of the group before the last (wait<1> leaves only the latest one in
-      // flight), then wait for every other user of Y.
-      ptx::wgmma_wait<1>();
+      // flight; with one set, the last group: wait<0>), then wait for every
+      // other user of Y.
+      if (Cfg::kYSets == 1 && y_turn) {
+        ptx::wgmma_wait<0>();
+      } else {
+        ptx::wgmma_wait<1>();
+      }
       if constexpr (Cfg::kXInRegs) {
         // The A fragments this sub-step rewrites were read by the MMAs the
         // wait above saw finish. A use of them here, in a branch never taken
@@ -743,10 +772,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         for (int u = 0; u < kXItems; ++u) items.template store<false>(xi[u], xpl[u], kXSplit, xbuf);
       }
       if (y_turn) {
+        if constexpr (Cfg::kYWholeStage) {
+          if (y_has_item) yi[0][0] = kYHalves ? items.load_words(ypl[0], x_base, 0) : items.load(ypl[0], x_base, 0, 1);
+        } else {
 #pragma unroll
-        for (int g = 0; g < kYSubs; ++g)
+          for (int g = 0; g < kYSubs; ++g)
 #pragma unroll
-          for (int u = 0; u < kYItems; ++u) yi[g][u] = items.load(ypl[u], x_base, sub + g, kYSplit);
+            for (int u = 0; u < kYItems; ++u) yi[g][u] = items.load(ypl[u], x_base, sub + g, kYSplit);
+        }
       }
       // kXInRegs: the X words' scale factors, looked up once Y's loads are in flight.
       [[maybe_unused]] std::uint32_t xf[2][2];  // (kXOneMultiply: the codes, until the factors' choice)
@@ -756,11 +789,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         for (int u = 0; u < kXItems; ++u) items.template store<false>(xi[u], xpl[u], kXSplit, xbuf);
       }
       if (y_turn) {
+        if constexpr (Cfg::kYWholeStage) {
+          if (y_has_item) {
+            if constexpr (kYHalves) {
+              items.store_half_chunk(yi[0][0], ypl[0], ybuf);
+            } else {
+              items.template store<false>(yi[0][0], ypl[0], 1, ybuf);
+            }
+          }
+        } else {
 #pragma unroll
-        for (int g = 0; g < kYSubs; ++g)
+          for (int g = 0; g < kYSubs; ++g)
 #pragma unroll
-          for (int u = 0; u < kYItems; ++u)
-            items.template store<!Cfg::kSwap>(yi[g][u], ypl[u], kYSplit, ybuf + g * Cfg::kYConvBytes);
+            for (int u = 0; u < kYItems; ++u)
+              items.template store<!Cfg::kSwap>(yi[g][u], ypl[u], kYSplit, ybuf + g * Cfg::kYConvBytes);
+        }
       }
       if constexpr (Cfg::kXInRegs) {
         // Word (cc, h)'s four pairs into the A fragments of k16 steps 2cc, 2cc + 1.

@@ -90,20 +90,50 @@ struct OperandItems {
     return pl;
   }
 
+  /// Words 2h, 2h + 1 of the item's chunk (h = pl.part % 2), in one scale
+  /// block, as raw.x, raw.y: half a piece (split 8) or half a chunk
+  /// (store_half_chunk).
+  __device__ Item load_words(const ItemPlace& pl, std::uint32_t stage, int sub) const {
+    Item it;
+    const int h = pl.part % 2;
+    const uint2 w = ptx::lds64(((stage + pl.fp4) ^ (sub << 5)) + 8 * h);
+    it.raw = make_uint4(w.x, w.y, 0u, 0u);
+    const std::uint32_t code_addr = kNv ? stage + pl.scale + sub * 512 : stage + pl.scale + (sub / 2) * 512 + 2 * (sub % 2);
+    const std::uint32_t code = ptx::lds8(code_addr + (kNv ? h : 0));
+    it.f0 = it.f1 = ptx::lds32(table_base + 4 * code);
+    return it;
+  }
+
+  /// Half a chunk (load_words of an item of split 2, h = pl.part): half of
+  /// each of its four pieces, every pair index known at compile time.
+  __device__ static void store_half_chunk(const Item& it, const ItemPlace& pl, std::uint32_t bf16_buf) {
+    const PairScale s = pair_scale_from_table<kNv>(it.f0);
+    std::uint32_t p0[4], p1[4];
+    scaled_pairs<kNv>(it.raw.x, s, p0);
+    scaled_pairs<kNv>(it.raw.y, s, p1);
+    const std::uint32_t dst = bf16_buf + pl.bf16 + 8 * pl.part;  // (bit 3: the XOR below keeps to bits 4-5)
+#pragma unroll
+    for (int q = 0; q < 4; ++q) ptx::sts64(dst ^ (q << 4), make_uint2(p0[q], p1[q]));
+  }
+
+  /// The same item in sub-step g of the stage, for a thread whose item lies
+  /// in a sub-step of its own (load it then as sub-step 0): chunk 2g + cc,
+  /// its codes and its BF16 buffer, the g-th of a set (a stage's base is
+  /// 1024-byte aligned, so the chunk index's XOR folds into the offset).
+  __device__ static ItemPlace at_sub(ItemPlace pl, int g) {
+    pl.fp4 ^= std::uint32_t(g) << 5;
+    pl.scale += kNv ? g * 512 : (g / 2) * 512 + 2 * (g % 2);
+    pl.bf16 += g * Cfg::kYConvBytes;
+    return pl;
+  }
+
   /// Past K a stage's codes are zero (clear_codes_past_k), so no factor
   /// needs a bounds check.
   __device__ Item load(const ItemPlace& pl, std::uint32_t stage, int sub, int split) const {
     Item it;
     // NVFP4: the chunk's two codes from here; MXFP4: its one code.
     const std::uint32_t code_addr = kNv ? stage + pl.scale + sub * 512 : stage + pl.scale + (sub / 2) * 512 + 2 * (sub % 2);
-    if (split == 8) {  // half a piece: words 2h, 2h + 1 of the chunk, in one scale block
-      const int h = pl.part % 2;
-      const uint2 w = ptx::lds64(((stage + pl.fp4) ^ (sub << 5)) + 8 * h);
-      it.raw = make_uint4(w.x, w.y, 0u, 0u);
-      const std::uint32_t code = ptx::lds8(code_addr + (kNv ? h : 0));
-      it.f0 = it.f1 = ptx::lds32(table_base + 4 * code);
-      return it;
-    }
+    if (split == 8) return load_words(pl, stage, sub);  // half a piece
     it.raw = ptx::lds128((stage + pl.fp4) ^ (sub << 5));
     if constexpr (kNv) {  // both codes in one load: the prefill tile's loop is bound by shared-memory traffic, not ALU
       const std::uint32_t codes = ptx::lds16(code_addr);

@@ -315,6 +315,34 @@ TEST(MoeFc2, GatherPassesAndTokenLimit) {
   }
 }
 
+// The walking pass handout (W > BK, so a pass spans several stages and each
+// warpgroup walks past the others' passes) on calls small enough for
+// compute-sanitizer racecheck to finish inside one device call (racecheck of
+// GatherPassesAndTokenLimit, which covers the same handout on larger shapes,
+// did not finish in 280 s): every gather kernel, W = 2048, dense alpha over
+// three experts, whole tiles and stream-K.
+TEST(MoeFc2, GatherWalkingHandoutSmall) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  for (const auto& e : kernels::kernel_registry()) {
+    if (!e.tactic.moe_gather) continue;
+    Fc2Case c;
+    c.format = e.format;
+    c.experts = 3;
+    c.width = 2048;
+    c.m = std::min(20, e.max_m);
+    c.n = 64;
+    c.repeats = 2;
+    for (int split : {1, 0}) {
+      GemmTactic t = e.tactic;
+      t.split_k = split;
+      c.tactic = &t;
+      SCOPED_TRACE(c.describe());
+      test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
+    }
+  }
+}
+
 // On a fresh stream, a gathered call on stream-K right after a small
 // split-K call: its GEMM needs more split-K partials than the stream's
 // workspace has, and growing them must not move the tokens the gather step
