@@ -719,6 +719,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       return;
     }
     const std::uint32_t x_base = smem_base + s * Cfg::kStageBytes;
+    // The gather tiles of up to 16 tokens load sub-step s + 1's X words and
+    // scale codes at the start of sub-step s (their table lookups at s + 1),
+    // so that their shared-memory latency overlaps sub-step s's conversion.
+    constexpr bool kXPrefetch = Cfg::kYWholeStage && Cfg::kXInRegs;
+    [[maybe_unused]] std::uint32_t xw_next[2][2], xcode_next[2][2];
+    auto prefetch_x = [&](int sub_n) {
+      std::uint32_t row[2], word[2];
+      load_x_words(x_base, sub_n, xs_row0, xw_next, row, word);
+      load_x_factors(sub_n, row, word, xcode_next, std::false_type{});
+    };
+    if constexpr (kXPrefetch) prefetch_x(0);
 #pragma unroll
     for (int sub = 0; sub < BK / 64; ++sub) {
       const int buf = sub % 2;  // the A fragment set (kXInRegs) or X buffer
@@ -759,7 +770,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       // kXInRegs: X's words, read first so their latency hides behind Y's
       // dequantisation.
       [[maybe_unused]] std::uint32_t xw[2][2], xcode_row[2], xcode_word[2];  // (kXInRegs only)
-      if constexpr (Cfg::kXInRegs) load_x_words(x_base, sub, xs_row0, xw, xcode_row, xcode_word);
+      [[maybe_unused]] std::uint32_t xcodes[2][2];                          // (kXPrefetch only)
+      if constexpr (kXPrefetch) {
+#pragma unroll
+        for (int cc = 0; cc < 2; ++cc)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            xw[cc][h] = xw_next[cc][h];
+            xcodes[cc][h] = xcode_next[cc][h];
+          }
+        if (sub + 1 < BK / 64) prefetch_x(sub + 1);
+      } else if constexpr (Cfg::kXInRegs) {
+        load_x_words(x_base, sub, xs_row0, xw, xcode_row, xcode_word);
+      }
       // All loads first where registers allow; the two-CTA decode tiles and
       // MoE-dense (a second accumulator) spill with it, and convert X before
       // loading Y.
@@ -783,7 +806,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       }
       // kXInRegs: the X words' scale factors, looked up once Y's loads are in flight.
       [[maybe_unused]] std::uint32_t xf[2][2];  // (kXOneMultiply: the codes, until the factors' choice)
-      if constexpr (Cfg::kXInRegs) load_x_factors(sub, xcode_row, xcode_word, xf, std::bool_constant<!kXOneMultiply>{});
+      if constexpr (kXPrefetch) {
+#pragma unroll
+        for (int cc = 0; cc < 2; ++cc)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) xf[cc][h] = kXOneMultiply ? xcodes[cc][h] : ptx::lds32(table_base + 4 * xcodes[cc][h]);
+      } else if constexpr (Cfg::kXInRegs) {
+        load_x_factors(sub, xcode_row, xcode_word, xf, std::bool_constant<!kXOneMultiply>{});
+      }
       if constexpr (kLoadsFirst) {
 #pragma unroll
         for (int u = 0; u < kXItems; ++u) items.template store<false>(xi[u], xpl[u], kXSplit, xbuf);
