@@ -179,6 +179,16 @@ struct GemmConfig {
     while (subs > 1 && (kStages * kStageBytes + 2 * subs * kYConvBytes + 4096) * kCtasPerSm > kSmemPerSm) subs /= 2;
     return subs;
   }();
+  // X words and codes a sub-step ahead (consume_stage) where it measured
+  // faster (H200, docs/PERF.md stop 28): the whole-stage gather tiles
+  // (moe-fc2 0.975-1.011x, 44 of 48 rows faster), the 64-token decode tile
+  // (0.92-0.98x) and the 16-token one on prepacked NVFP4 weights
+  // (0.98-0.99x). Not the 32-token decode tile (1.02-1.12x), the 16-token
+  // one on plain NVFP4 (1.00-1.01x) or MXFP4 (1.00-1.02x) weights; the
+  // 128-token tile is not measured.
+  static constexpr bool kXPrefetch =
+      kSwap && !kFp8 && !kMoe &&
+      (kYWholeStage || (!kGather && (BN == 64 || (BN == 16 && kNvfp4 && kPrepackedB_))));
   static constexpr int kYSetBytes = kYConvSubs * kYConvBytes;
   // X from registers: with swap-AB (X = the weights, the bulk of the bytes)
   // each consumer thread converts its own wgmma A fragments straight from the
@@ -719,10 +729,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       return;
     }
     const std::uint32_t x_base = smem_base + s * Cfg::kStageBytes;
-    // The gather tiles of up to 16 tokens load sub-step s + 1's X words and
-    // scale codes at the start of sub-step s (their table lookups at s + 1),
-    // so that their shared-memory latency overlaps sub-step s's conversion.
-    constexpr bool kXPrefetch = Cfg::kYWholeStage && Cfg::kXInRegs;
+    // kXPrefetch: sub-step s + 1's X words and scale codes are loaded at the
+    // start of sub-step s (their table lookups at s + 1), so that their
+    // shared-memory latency overlaps sub-step s's conversion.
+    constexpr bool kXPrefetch = Cfg::kXPrefetch;
     [[maybe_unused]] std::uint32_t xw_next[2][2], xcode_next[2][2];
     auto prefetch_x = [&](int sub_n) {
       std::uint32_t row[2], word[2];
