@@ -520,7 +520,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // uniform moves and adds (48 of a decode stage's ~550 instructions).
   // (Stop 23 blamed this for wrong MXFP4 bn32 split-K sums; the cause was
   // the stage release overtaking its loads, docs/PERF.md stop 24.)
-  // (Y buffers: a pair of sets of kYConvSubs sub-step buffers; ydesc per set.)
+  // (Y buffers: a pair of sets of kYConvSubs sub-step buffers, ydesc per set;
+  // whole-stage tokens: one set, kYSets.)
   const std::uint32_t ybuf0 = conv_base + (Cfg::kPrivateY ? Cfg::kYSets * wg : 0) * Cfg::kYSetBytes;
   const std::uint32_t ydesc[2] = {ptx::smem_desc_k_major_sw128_lo(ybuf0),
                                   ptx::smem_desc_k_major_sw128_lo(ybuf0 + Cfg::kYSetBytes)};
@@ -541,8 +542,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   constexpr int kXSplit = item_split(64, 128), kXItems = Cfg::kXInRegs ? 0 : items_per_thread(64, 128, kXSplit);
   // Whole-stage tokens (kYWholeStage): a thread's one item is chunk y_tid of
   // the stage, or half of chunk y_tid / 2 where the threads are at least
-  // twice the chunks (one scale block a half), in sub-step (item's chunk) /
-  // 2BN; threads past the stage's items have none.
+  // twice the chunks (one scale block a half); chunk c lies in sub-step
+  // c / 2BN. Threads past the stage's items have none.
   constexpr int kYStageChunks = BN * BK / 32;
   constexpr bool kYHalves = Cfg::kYWholeStage && 2 * kYStageChunks <= kYThreads;
   constexpr int kYSplit = Cfg::kYWholeStage ? (kYHalves ? 2 : 1) : item_split(BN, kYThreads),

@@ -317,10 +317,11 @@ TEST(MoeFc2, GatherPassesAndTokenLimit) {
 
 // The walking pass handout (W > BK, so a pass spans several stages and each
 // warpgroup walks past the others' passes) on calls small enough for
-// compute-sanitizer racecheck to finish inside one device call (racecheck of
-// GatherPassesAndTokenLimit, which covers the same handout on larger shapes,
-// did not finish in 280 s): every gather kernel, W = 2048, dense alpha over
-// three experts, whole tiles and stream-K.
+// compute-sanitizer racecheck (racecheck of GatherPassesAndTokenLimit, which
+// covers the same handout on larger shapes, never finished in 280 s; this
+// one took from seconds to minutes, docs/PERF.md stop 28): every gather
+// kernel, W = 2048, dense alpha over three experts, whole tiles and
+// stream-K.
 TEST(MoeFc2, GatherWalkingHandoutSmall) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;
