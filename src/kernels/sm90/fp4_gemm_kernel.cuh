@@ -543,17 +543,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // Whole-stage tokens (kYWholeStage): a thread's one item is chunk y_tid of
   // the stage, or half of chunk y_tid / 2 where the threads are at least
   // twice the chunks (one scale block a half); chunk c lies in sub-step
-  // c / 2BN. Threads past the stage's items have none.
+  // c / 2BN. Every whole-stage tile has exactly one item a thread.
   constexpr int kYStageChunks = BN * BK / 32;
   constexpr bool kYHalves = Cfg::kYWholeStage && 2 * kYStageChunks <= kYThreads;
   constexpr int kYSplit = Cfg::kYWholeStage ? (kYHalves ? 2 : 1) : item_split(BN, kYThreads),
                 kYItems = Cfg::kYWholeStage ? 1 : items_per_thread(BN, kYThreads, kYSplit);
   constexpr int kYStageItems = kYStageChunks * kYSplit;
   static_assert(kXItems * 128 == 2 * 64 * kXSplit || Cfg::kXInRegs, "X items fill the threads exactly");
-  static_assert(Cfg::kYWholeStage ? kYStageItems <= kYThreads : kYItems * kYThreads == 2 * BN * kYSplit,
-                "Y items fill the threads exactly (whole-stage tokens: at most one a thread)");
+  static_assert(Cfg::kYWholeStage ? kYStageItems == kYThreads : kYItems * kYThreads == 2 * BN * kYSplit,
+                "Y items fill the threads exactly (whole-stage tokens: one a thread)");
   static_assert(!Cfg::kYWholeStage || !Cfg::kFp8, "whole-stage tokens: the BF16 route");
-  const bool y_has_item = !Cfg::kYWholeStage || kYStageItems == kYThreads || y_tid < kYStageItems;
   static_assert(!Cfg::kPrepackedB || Cfg::kSwap || kYSplit == 1, "prepacked weights as Y: whole chunks (logical_pieces)");
   ItemPlace xpl[kXItems > 0 ? kXItems : 1], ypl[kYItems];
   auto place_items = [&](std::int32_t xs_row0, std::int32_t ys_row0) {
@@ -807,7 +806,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       }
       if (y_turn) {
         if constexpr (Cfg::kYWholeStage) {
-          if (y_has_item) yi[0][0] = kYHalves ? items.load_words(ypl[0], x_base, 0) : items.load(ypl[0], x_base, 0, 1);
+          yi[0][0] = kYHalves ? items.load_words(ypl[0], x_base, 0) : items.load(ypl[0], x_base, 0, 1);
         } else {
 #pragma unroll
           for (int g = 0; g < kYSubs; ++g)
@@ -831,12 +830,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       }
       if (y_turn) {
         if constexpr (Cfg::kYWholeStage) {
-          if (y_has_item) {
-            if constexpr (kYHalves) {
-              items.store_half_chunk(yi[0][0], ypl[0], ybuf);
-            } else {
-              items.template store<false>(yi[0][0], ypl[0], 1, ybuf);
-            }
+          if constexpr (kYHalves) {
+            items.store_half_chunk(yi[0][0], ypl[0], ybuf);
+          } else {
+            items.template store<false>(yi[0][0], ypl[0], 1, ybuf);
           }
         } else {
 #pragma unroll
