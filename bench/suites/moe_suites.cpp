@@ -4,6 +4,8 @@
 // and FP8 on the same dense M x N x K shape in the same run. The tactic is
 // the entry point's (tuning cache, else heuristic). Every row has a
 // "prepacked" twin: the same call on weights prepacked by prepack_weights.
+// seed-fc2's MXFP4 rows also time the FP8 route ("fp8-route": the FP8-wgmma
+// tile forced, with the split the heuristic gives that tile).
 #include <algorithm>
 #include <memory>
 #include <random>
@@ -18,6 +20,7 @@
 #include "fp4moe/quantize.hpp"
 #include "api/gemm_dispatch.hpp"
 #include "fp4moe/moe.hpp"
+#include "tuning/tactic_space.hpp"
 
 namespace fp4moe::bench {
 namespace {
@@ -136,6 +139,22 @@ void run_fc2_suite(SuiteContext& ctx, const std::string& suite, bool top_k) {
         if (ran.moe_gather)
           added.flops = 2.0 * double(std::count_if(alpha.begin(), alpha.end(), [](float v) { return v != 0.0f; })) * kN * kWidth;
         ours.push_back(ctx.rows.size() - 1);
+      }
+      if (f == Fp4Format::kMXFP4 && !top_k) {
+        const tuning::ProblemShape ps = tuning::problem_shape(spec.shape);
+        for (GemmTactic t : tuning::compiled_tactics(f, kernels::Layout::kMoeDense)) {
+          if (!t.fp8) continue;
+          t.split_k = tuning::heuristic_split_k(ps, t);
+          Row r8 = r;
+          r8.name += " fp8-route";
+          r8.tensor_ceiling = CeilingKind::kFp8Tensor;
+          GemmOptions forced = options;
+          forced.tactic = &t;
+          Row& added = ctx.add(r8, [&](cudaStream_t s) { moe_dense_fc2(a, b, av, kWidth, dv, s, forced); });
+          added.tactic = t.name();
+          added.bytes = skipping_bytes(alpha, m, 128, f);  // (the direct tile: 128 tokens)
+          ours.push_back(ctx.rows.size() - 1);
+        }
       }
     }
     if (ours.empty()) continue;

@@ -267,9 +267,15 @@ int pick_gather_split(const ProblemShape& s, const GemmTactic& t) {
   return streamed < 0.95 * whole ? kStreamK : 1;
 }
 
+int heuristic_split_k(const ProblemShape& shape, const GemmTactic& tile) {
+  GemmTactic base = tile;
+  base.split_k = 1;  // (the registry lists tiles with split_k 1)
+  return base.moe_gather ? pick_gather_split(shape, base) : pick_split_k(shape, base);
+}
+
 GemmTactic pick_tactic(const ProblemShape& shape) {
   GemmTactic t = pick_tile(shape);
-  t.split_k = t.moe_gather ? pick_gather_split(shape, t) : pick_split_k(shape, t);
+  t.split_k = heuristic_split_k(shape, t);
   return t;
 }
 

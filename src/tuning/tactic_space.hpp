@@ -52,6 +52,11 @@ std::vector<GemmTactic> compiled_tactics(Fp4Format format, kernels::Layout layou
 /// The heuristic's choice for a shape.
 GemmTactic pick_tactic(const ProblemShape& shape);
 
+/// The split_k the heuristic gives `tile` (a compiled tile; its split_k is
+/// ignored) on `shape`: what pick_tactic does after choosing a tile, for a
+/// tile chosen by someone else (the benchmark's rows of other routes).
+int heuristic_split_k(const ProblemShape& shape, const GemmTactic& tile);
+
 /// Why a tactic cannot run a shape: the rules the entry points enforce on
 /// GemmOptions::tactic, and the tuner's filter of its candidates.
 enum class TacticFault {

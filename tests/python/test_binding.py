@@ -129,7 +129,7 @@ def test_tactics_are_listed_and_named():
                         else "cluster2" if t.cluster == 2 else "direct")
                 assert t.name == f"{kind} bn{t.block_n} bk{t.block_k} st{t.stages} sk1"
                 assert not t.moe_gather or layout == "moe_dense"
-                assert not t.fp8 or (fmt == fp4moe.MXFP4 and layout in ("dense", "contiguous", "masked"))
+                assert not t.fp8 or (fmt == fp4moe.MXFP4 and layout in ("dense", "contiguous", "masked", "moe_dense"))
                 assert t.cluster == 1 or layout in ("dense", "contiguous")
     with pytest.raises(fp4moe.InvalidArgumentError, match="gemm_tactics: argument 'layout'"):
         fp4moe.gemm_tactics(fp4moe.NVFP4, "sparse")

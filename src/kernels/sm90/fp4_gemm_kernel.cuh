@@ -28,7 +28,8 @@
 // MoE-dense (moe_dense_fc2) swaps in a producer warp that walks experts and
 // skips the ones no token of the tile uses (moe_dense_producer.cuh); the
 // consumers accumulate each expert apart and fold alpha·(A_e·B_eᵀ) into the
-// tile's accumulator once the expert's MMAs land.
+// tile's accumulator once the expert's MMAs land. (On the FP8 route alpha
+// joins each block's scale factors instead: no expert accumulator.)
 //
 // MoE gather (moe_dense_fc2 with gathered tokens) is swap-AB with 64 weight
 // rows per tile against every token: its producer walks each expert's
@@ -194,8 +195,10 @@ struct GemmConfig {
   // each consumer thread converts its own wgmma A fragments straight from the
   // FP4 stage (WgmmaRS), with no BF16 copy in shared memory and no barrier
   // for it. Otherwise X is dequantised like Y: two BF16 buffers of BM rows ×
-  // 64 K; warpgroup w owns rows [64w, 64w+64).
-  static constexpr bool kXInRegs = kSwap || !kMoe;
+  // 64 K; warpgroup w owns rows [64w, 64w+64). (MoE-dense's direct BF16
+  // tile keeps X in shared memory: its registers hold a second accumulator
+  // set. Its FP8-route tile has no expert accumulator, so X in registers.)
+  static constexpr bool kXInRegs = kSwap || !kMoe || kFp8;
   static constexpr int kXConvBytes = kXInRegs ? 0 : BM * 128;
   static constexpr int kOffConv = kStages * kStageBytes;
   static constexpr int kOffXConv = kOffConv + kYSets * kYUsers * kYSetBytes;
@@ -259,7 +262,8 @@ struct GemmConfig {
                 "two-CTA clusters: the 128 x 256 tile of the dense and contiguous layouts (two 128-row halves of the\n"
                 "weight tile)");
   static_assert(!kFp8 || (!kNvfp4 && !kSwap && (kLayout == Layout::kDense || kLayout == Layout::kContiguous ||
-                                                 kLayout == Layout::kMasked) && BN <= 128 && 2 * BN <= kConsumerThreads),
+                                                 kLayout == Layout::kMasked || kLayout == Layout::kMoeDense) &&
+                          BN <= 128 && 2 * BN <= kConsumerThreads),
                 "FP8 route: MXFP4 (one scale per 32-K block), X from registers, a second accumulator set (BN <= 128),\n"
                 "one whole Y chunk per thread");
   // B (the weights) in the prepacked bit order (format/weight_prepack.hpp,
@@ -662,8 +666,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // other warpgroup's MMA runs meanwhile). Each warpgroup waits its MMAs
   // within the sub-step, so by a sub-step's ready barrier every warpgroup
   // is done with the previous one: the two buffers need no free barrier.
-  auto consume_stage_fp8 = [&](int s, int kb, std::int32_t xs_row0) {
+  // MoE-dense: `header` carries the stage's expert's alpha for the tile's
+  // tokens (X rows), which joins the X factor, so each block adds
+  // alpha·2^(ex+ey)·block_acc straight into acc (exact scaling by powers of
+  // two; one rounding, in the FMA, as the BF16 route's fold).
+  auto consume_stage_fp8 = [&](int s, int kb, const std::uint8_t* header, std::int32_t xs_row0) {
     const std::uint32_t x_base = smem_base + s * Cfg::kStageBytes;
+    float row_alpha[2] = {1.0f, 1.0f};  // rows x_r0, x_r0 + 8
+    if constexpr (Cfg::kMoe) {
+      const float* a = moe_alpha(reinterpret_cast<const MoeStageHeader*>(header));
+      row_alpha[0] = a[x_r0];
+      row_alpha[1] = a[x_r0 + 8];
+    }
 #pragma unroll
     for (int sub = 0; sub < BK / 64; ++sub) {
       const std::uint32_t ybuf = ybuf0 + (sub % 2) * Cfg::kYConvBytes;
@@ -691,7 +705,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       ptx::fence_proxy_async_smem();
       ptx::named_barrier(bar_ready, kYThreads);
       if (sub == BK / 64 - 1)  // (after this thread's loads of the stage landed: consume_stage's release)
-        ptx::mbar_arrive_after(&empty[s], a8[0][0] ^ a8[0][1] ^ a8[1][0] ^ a8[1][1] ^ xf[0][0] ^ xf[0][1] ^ xf[1][0] ^ xf[1][1],
+        ptx::mbar_arrive_after(&empty[s],
+                               a8[0][0] ^ a8[0][1] ^ a8[1][0] ^ a8[1][1] ^ xf[0][0] ^ xf[0][1] ^ xf[1][0] ^ xf[1][1] ^
+                                   (Cfg::kMoe ? __float_as_uint(row_alpha[0]) ^ __float_as_uint(row_alpha[1]) : 0u),
                                p.k < 0);
       const std::uint64_t ydesc8 = ptx::smem_desc_k_major_sw64(ybuf);
 #pragma unroll
@@ -709,7 +725,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           const uint2 yf = ptx::lds64(ybuf + Cfg::kYConvScales + 4 * (cc * BN + 8 * c + 2 * j));
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            const float x_factor = __uint_as_float(xf[cc][h]);
+            const float x_factor = Cfg::kMoe ? __uint_as_float(xf[cc][h]) * row_alpha[h] : __uint_as_float(xf[cc][h]);
             acc[4 * c + 2 * h] = fmaf(block_acc[4 * c + 2 * h], x_factor * __uint_as_float(yf.x), acc[4 * c + 2 * h]);
             acc[4 * c + 2 * h + 1] =
                 fmaf(block_acc[4 * c + 2 * h + 1], x_factor * __uint_as_float(yf.y), acc[4 * c + 2 * h + 1]);
@@ -721,11 +737,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 
   // Consumes the stage holding K block kb: dequantise, then MMA, per 64-K
   // sub-step. `header` (MoE-dense only) carries the expert's alpha on its
-  // last stage.
+  // last stage (on every stage for the FP8 route).
   auto consume_stage = [&](int s, int kb, const std::uint8_t* header, bool ends_expert, std::int32_t xs_row0,
                            std::int32_t ys_row0) {
     if constexpr (Cfg::kFp8) {
-      consume_stage_fp8(s, kb, xs_row0);
+      consume_stage_fp8(s, kb, header, xs_row0);
       return;
     }
     const std::uint32_t x_base = smem_base + s * Cfg::kStageBytes;

@@ -7,7 +7,9 @@
 // bytes move (expert skipping). Otherwise it loads the expert's W/BK stages
 // and tells the consumers, through a header at the start of each stage, which
 // K block the stage holds, and, on the expert's last stage, the alpha column,
-// so the consumers can fold alpha·(A_e·B_eᵀ) into the tile's accumulator. A
+// so the consumers can fold alpha·(A_e·B_eᵀ) into the tile's accumulator (the
+// FP8 route, which applies alpha with each block's scales, gets it on every
+// stage). A
 // header-only stage ends each tile, so a tile whose experts were all skipped
 // still reaches the epilogue (and is written as zeros).
 //
@@ -31,7 +33,8 @@ struct MoeStageHeader {
   std::int32_t kb;        ///< K block (of BK columns) the stage holds
   std::uint32_t flags;    ///< kEndsExpert | kEndsTile
   std::int32_t pad[2];
-  // followed by float alpha[BT] on kEndsExpert stages: alpha[m0 + i, expert]
+  // followed by float alpha[BT] on kEndsExpert stages (every stage on the FP8
+  // route): alpha[m0 + i, expert]
 };
 __device__ __forceinline__ float* moe_alpha(MoeStageHeader* h) { return reinterpret_cast<float*>(h + 1); }
 __device__ __forceinline__ const float* moe_alpha(const MoeStageHeader* h) { return reinterpret_cast<const float*>(h + 1); }
@@ -91,7 +94,7 @@ __device__ void moe_produce(const GemmParams& p, const Scheduler& sched, std::ui
         int s;
         MoeStageHeader* h = stages.template next<MoeStageHeader>(s);
         const bool last = j == kb_per_expert - 1;
-        if (last) {
+        if (last || Cfg::kFp8) {
 #pragma unroll
           for (int r = 0; r < kPerLane; ++r)
             if (lane + 32 * r < BT) moe_alpha(h)[lane + 32 * r] = a[r];

@@ -172,7 +172,8 @@ TEST(TacticSpace, HeuristicPicksTheSweepsBestOnMeasuredRows) {
 // holds M; with the widest stages that divide W; on stream-K where the
 // N / 64 tiles leave SMs idle.
 // The routes and cluster sizes of the direct tile (docs/PERF.md stop 20):
-// the FP8 route only where compiled (MXFP4 dense, contiguous, masked) and
+// the FP8 route only where compiled (MXFP4 dense, contiguous, masked,
+// MoE-dense) and
 // never the heuristic's pick; two-CTA clusters compiled for the dense and
 // contiguous 128 x 256 tile only, and the heuristic's pick wherever the
 // direct tile is.
@@ -193,8 +194,8 @@ TEST(TacticSpace, Fp8RouteNeverPickedClustersWhereverCompiled) {
           EXPECT_EQ(t.name().rfind("fp8 ", 0), 0u) << t.name();
         }
       }
-      const bool grouped_or_dense = op == GemmOp::kDense || op == GemmOp::kContiguous || op == GemmOp::kMasked;
-      EXPECT_EQ(fp8, f == Fp4Format::kMXFP4 && grouped_or_dense) << gemm_op_name(op);
+      const bool fp8_layout = op != GemmOp::kMoeFc1;
+      EXPECT_EQ(fp8, f == Fp4Format::kMXFP4 && fp8_layout) << gemm_op_name(op);
       EXPECT_EQ(cluster, op == GemmOp::kDense || op == GemmOp::kContiguous) << gemm_op_name(op);
       // Many tokens per weight tile: the direct tile, in clusters where compiled.
       TuneShape call{op, f, GemmOutput::kBF16, 4096, 4096, 7168, op == GemmOp::kDense ? 1 : 4};

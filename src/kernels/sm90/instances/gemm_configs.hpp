@@ -7,9 +7,9 @@
 // where the tile fits twice in shared memory (16 and 32 tokens: 80 registers
 // without spills in the loop; 64 tokens keep 32 accumulators and take one).
 //
-// MXFP4's FP8 route (dense, contiguous, masked): 128 tokens x 128 weights
-// (the block accumulators are a second set of BN / 2 registers a thread),
-// 128-K stages.
+// MXFP4's FP8 route (dense, contiguous, masked, MoE-dense): 128 tokens x 128
+// weights (the block accumulators are a second set of BN / 2 registers a
+// thread), 128-K stages (MoE-dense: any expert width W is whole stages).
 #define FP4MOE_GEMM_FP8_TACTICS(X, FMT, LAYOUT) X(FMT, LAYOUT, false, 128, 128, 8, 1)
 
 // Dense and contiguous: the prefill tile in two-CTA clusters (weights multicast).
