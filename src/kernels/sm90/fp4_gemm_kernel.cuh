@@ -263,8 +263,9 @@ struct GemmConfig {
                 "weight tile)");
   static_assert(!kFp8 || (!kNvfp4 && !kSwap && (kLayout == Layout::kDense || kLayout == Layout::kContiguous ||
                                                  kLayout == Layout::kMasked || kLayout == Layout::kMoeDense) &&
-                          BN <= 128 && 2 * BN <= kConsumerThreads),
-                "FP8 route: MXFP4 (one scale per 32-K block), X from registers, a second accumulator set (BN <= 128),\n"
+                          BN <= 128 && BN % 16 == 0 && 2 * BN <= kConsumerThreads),
+                "FP8 route: MXFP4 (one scale per 32-K block), X from registers, a second accumulator set (BN <= 128) in\n"
+                "two halves of whole 8-column groups,\n"
                 "one whole Y chunk per thread");
   // B (the weights) in the prepacked bit order (format/weight_prepack.hpp,
   // prepack_weights): the BF16 route of every layout but FC1's reads it,
@@ -577,9 +578,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   constexpr int kAlphaRegs = Cfg::kSwap ? BN / 4 : 2;
   // Gather: a pass's product, added into the shared accumulator at its end.
   float expert_acc[Cfg::kMoe || Cfg::kGather ? BN / 2 : 1];
-  // FP8 route: one 32-K block's product, before its scales (unused, so
-  // allocated no registers, on the BF16 route).
-  float block_acc[BN / 2];
+  // FP8 route: a 32-K block's product before its scales, as two halves of
+  // the tile's columns (unused, so allocated no registers, on the BF16 route,
+  // where kHalfN only keeps the FP8 code compiling).
+  constexpr int kHalfN = Cfg::kFp8 ? BN / 2 : 8;
+  float block_acc[2][kHalfN / 2];
   float alpha[Cfg::kMoe ? kAlphaRegs : 1];
   bool fold_pending = false, part_fresh = true;
   auto fold = [&] {
@@ -710,28 +713,54 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
                                    (Cfg::kMoe ? __float_as_uint(row_alpha[0]) ^ __float_as_uint(row_alpha[1]) : 0u),
                                p.k < 0);
       const std::uint64_t ydesc8 = ptx::smem_desc_k_major_sw64(ybuf);
+      // The sub-step's two blocks as four MMAs of half the columns each (q =
+      // 2·block + half), into the two halves of block_acc in turn: MMA q + 1
+      // runs on the tensor cores while the CUDA cores add MMA q's product
+      // into acc, where a whole-tile MMA was waited on before its addition
+      // (both warpgroups reach these MMAs together, after the sub-step's
+      // barrier, so the other warpgroup's MMA hid nothing).
+      float x_factor[2][2];  // [block][row half]: the X factor (times alpha)
 #pragma unroll
-      for (int cc = 0; cc < 2; ++cc) {
+      for (int cc = 0; cc < 2; ++cc)
 #pragma unroll
-        for (int i = 0; i < BN / 2; ++i) ptx::fence_register(block_acc[i]);
+        for (int h = 0; h < 2; ++h)
+          x_factor[cc][h] = Cfg::kMoe ? __uint_as_float(xf[cc][h]) * row_alpha[h] : __uint_as_float(xf[cc][h]);
+      auto issue = [&](int q) {
+        const int cc = q / 2, hf = q % 2;
+#pragma unroll
+        for (int i = 0; i < kHalfN / 2; ++i) ptx::fence_register(block_acc[hf][i]);
         ptx::wgmma_fence();
-        ptx::WgmmaRS<ptx::E4M3, BN>::mma(block_acc, a8[cc], ydesc8 + 2 * cc, false);
+        // (rows BN/2.. of the buffer start BN/2 · 64 bytes on: whole 512-byte swizzle atoms)
+        ptx::WgmmaRS<ptx::E4M3, kHalfN>::mma(block_acc[hf], a8[cc], ydesc8 + 2 * cc + hf * kHalfN * 64 / 16, false);
         ptx::wgmma_commit();
-        ptx::wgmma_wait<0>();
 #pragma unroll
-        for (int i = 0; i < BN / 2; ++i) ptx::fence_register(block_acc[i]);
+        for (int i = 0; i < kHalfN / 2; ++i) ptx::fence_register(block_acc[hf][i]);
+      };
+      auto add_product = [&](int q) {
+        const int cc = q / 2, hf = q % 2;
 #pragma unroll
-        for (int c = 0; c < BN / 8; ++c) {  // columns 8c + 2j + {0, 1}
+        for (int i = 0; i < kHalfN / 2; ++i) ptx::fence_register(block_acc[hf][i]);
+#pragma unroll
+        for (int cl = 0; cl < kHalfN / 8; ++cl) {  // columns 8c + 2j + {0, 1} of the tile, c = cl + hf·BN/16
+          const int c = cl + hf * (kHalfN / 8);
           const uint2 yf = ptx::lds64(ybuf + Cfg::kYConvScales + 4 * (cc * BN + 8 * c + 2 * j));
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            const float x_factor = Cfg::kMoe ? __uint_as_float(xf[cc][h]) * row_alpha[h] : __uint_as_float(xf[cc][h]);
-            acc[4 * c + 2 * h] = fmaf(block_acc[4 * c + 2 * h], x_factor * __uint_as_float(yf.x), acc[4 * c + 2 * h]);
+            acc[4 * c + 2 * h] = fmaf(block_acc[hf][4 * cl + 2 * h], x_factor[cc][h] * __uint_as_float(yf.x), acc[4 * c + 2 * h]);
             acc[4 * c + 2 * h + 1] =
-                fmaf(block_acc[4 * c + 2 * h + 1], x_factor * __uint_as_float(yf.y), acc[4 * c + 2 * h + 1]);
+                fmaf(block_acc[hf][4 * cl + 2 * h + 1], x_factor[cc][h] * __uint_as_float(yf.y), acc[4 * c + 2 * h + 1]);
           }
         }
+      };
+      issue(0);
+#pragma unroll
+      for (int q = 1; q < 4; ++q) {
+        issue(q);
+        ptx::wgmma_wait<1>();
+        add_product(q - 1);
       }
+      ptx::wgmma_wait<0>();
+      add_product(3);
     }
   };
 
