@@ -345,6 +345,40 @@ TEST(MoeFc2, GatherWalkingHandoutSmall) {
   }
 }
 
+// MXFP4's FP8 route applies alpha with every 32-K block's scale factors, so
+// the producer writes the expert's alpha into every stage of it (the BF16
+// route reads it on the expert's last stage only): experts of four stages
+// (W = 512), two token tiles (the second short), dense and top-k alpha,
+// whole tiles, split over experts and stream-K, integer-valued data bit
+// for bit; small enough for compute-sanitizer racecheck.
+TEST(MoeFc2, Fp8RouteAlphaOnEveryStage) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  int ran = 0;
+  for (const auto& e : kernels::kernel_registry()) {
+    if (!e.tactic.fp8 || e.layout != kernels::Layout::kMoeDense) continue;
+    for (int split : {1, 2, 0}) {
+      GemmTactic t = e.tactic;
+      t.split_k = split;
+      Fc2Case c;
+      c.format = e.format;
+      c.experts = 4;
+      c.width = 512;
+      c.m = 130;
+      c.n = 256;
+      c.alpha = split == 1 ? AlphaKind::kDense : AlphaKind::kTopK;
+      c.content = split == 2 ? Fp4Content::kIntegerValued : Fp4Content::kRandom;
+      c.expert_major = split == 0;
+      c.repeats = 2;
+      c.tactic = &t;
+      SCOPED_TRACE(c.describe());
+      test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
+      ++ran;
+    }
+  }
+  EXPECT_EQ(ran, 3) << "one FP8-route MoE-dense tile (MXFP4)";
+}
+
 // On a fresh stream, a gathered call on stream-K right after a small
 // split-K call: its GEMM needs more split-K partials than the stream's
 // workspace has, and growing them must not move the tokens the gather step
