@@ -140,6 +140,10 @@ struct GemmConfig {
   static constexpr bool kFc1 = kLayout == Layout::kMoeFc1;
   static constexpr int kOffHeader = kOffYScale + kYScaleBytes;
   static constexpr int kHeaderBytes = kMoe ? 16 + 4 * BT : kGather ? int(sizeof(GatherStageHeader)) : 0;
+  // Arrivals that fill a stage: the producer thread's expect_tx, or in
+  // MoE-dense every lane of its producer warp (each writes part of the
+  // header: moe_dense_producer.cuh).
+  static constexpr int kFullArrivals = kMoe ? 32 : 1;
   static constexpr int kStageBytes = align_up(kOffHeader + kHeaderBytes, 1024);
   // Dequantised Y: BF16 buffers of BN rows × 64 K (128-byte rows), two per
   // user. The consumer warpgroups share one pair and split the work, so
@@ -306,7 +310,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      ptx::mbar_init(&full[s], 1);
+      ptx::mbar_init(&full[s], Cfg::kFullArrivals);
       // Every consumer thread releases the stage after its own last read of
       // it: an arrive orders only the arriving thread's accesses, so one
       // arrive after a named barrier would lean on the barrier for the

@@ -104,8 +104,15 @@ __device__ void moe_produce(const GemmParams& p, const Scheduler& sched, std::ui
           h->kb = kb;
           h->flags = last ? kEndsExpert : 0u;
         }
-        __syncwarp();  // the header is written before lane 0's arrive releases it
-        if (lane == 0) load_tile_stage(s, loads, kb, kb);
+        // Every lane arrives on the stage's full barrier (kFullArrivals), so
+        // each releases its own header writes (lane 0 with the loads'
+        // expect_tx): with one arrive after a __syncwarp, racecheck reported
+        // the FP8 route's reads of alpha against the other lanes' writes.
+        if (lane == 0) {
+          load_tile_stage(s, loads, kb, kb);
+        } else {
+          ptx::mbar_arrive(&full[s]);
+        }
       }
     }
     ptx::cp_async_wait<0>();
@@ -115,8 +122,8 @@ __device__ void moe_produce(const GemmParams& p, const Scheduler& sched, std::ui
     if (lane == 0) {
       h->kb = 0;
       h->flags = kEndsTile;
-      ptx::mbar_arrive(&full[s]);
     }
+    ptx::mbar_arrive(&full[s]);
     __syncwarp();
   }
 }
