@@ -59,8 +59,9 @@ struct GemmTactic {
   /// MXFP4 without swap_ab only: the FP8 route. Operands become E4M3 (E2M1
   /// is exact in E4M3) without their scales; one FP8 wgmma per 32-K block
   /// into a block accumulator, which the CUDA cores add into the output
-  /// tile's FP32 accumulators times the block's two scales. Exact like the
-  /// BF16 route (block scales up to 2^121). The heuristic never picks it
+  /// tile's FP32 accumulators times the block's two scales (moe_dense_fc2:
+  /// times alpha too, so no per-expert accumulator). Exact like the BF16
+  /// route (block scales up to 2^121). The heuristic never picks it
   /// (slower than the BF16 route on the H200: docs/PERF.md); the tuner
   /// times it like any compiled tactic.
   bool fp8 = false;

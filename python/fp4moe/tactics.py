@@ -39,7 +39,8 @@ class GemmTactic:
              workspace as split-K.
     fp8      MXFP4 without swap_ab only: the FP8 route (E4M3 operands, one
              FP8 MMA per 32-K block, its scales applied on the CUDA cores;
-             exact like the BF16 route). Never the heuristic's pick.
+             exact like the BF16 route; dense, grouped and moe_dense_fc2).
+             Never the heuristic's pick.
     cluster  CTAs per cluster, 1 or 2 (the 128 x 256 tile, dense and
              contiguous: two token blocks share each weight load by TMA
              multicast).
