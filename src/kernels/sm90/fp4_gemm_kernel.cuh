@@ -842,10 +842,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       } else if constexpr (Cfg::kXInRegs) {
         load_x_words(x_base, sub, xs_row0, xw, xcode_row, xcode_word);
       }
-      // All loads first where registers allow; the two-CTA decode tiles and
-      // MoE-dense (a second accumulator) spill with it, and convert X before
-      // loading Y.
-      constexpr bool kLoadsFirst = !Cfg::kMoe && Cfg::kCtasPerSm == 1;
+      // All loads first (X's conversion then hides Y's load latency) where
+      // registers allow: not in the two-CTA decode tiles, which spill with
+      // it and convert X before loading Y. MoE-dense's direct tile (X in
+      // shared memory beside its second accumulator set) fits it without
+      // spills: 0.93-0.95x the time on standard weights (seed-fc2 M >= 96,
+      // ncu: short-scoreboard stalls 1.38 -> 0.90 an instruction), neutral
+      // on prepacked ones (0.997-1.011x), so those keep the old order
+      // (H100, docs/PERF.md stop 29).
+      constexpr bool kLoadsFirst = Cfg::kCtasPerSm == 1 && !(Cfg::kMoe && Cfg::kPrepackedB);
       Item xi[kXItems > 0 ? kXItems : 1], yi[kYSubs][kYItems];
 #pragma unroll
       for (int u = 0; u < kXItems; ++u) xi[u] = items.load(xpl[u], x_base, sub, kXSplit);
