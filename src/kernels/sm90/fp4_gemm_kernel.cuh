@@ -668,9 +668,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 
   // The FP8 route's sub-steps of the stage at x_base (K block kb): per 64-K
   // sub-step, X to E4M3 A fragments and Y to an E4M3 buffer with its rows'
-  // scale factors, then per 32-K block one MMA into block_acc, waited on,
-  // and acc += block_acc · (X factor · Y factor) on the CUDA cores (the
-  // other warpgroup's MMA runs meanwhile). Each warpgroup waits its MMAs
+  // scale factors, then per 32-K block MMAs into block_acc (two half-tile
+  // ones, below) and acc += block_acc · (X factor · Y factor) on the CUDA
+  // cores, each half added while the next one runs. Each warpgroup waits its MMAs
   // within the sub-step, so by a sub-step's ready barrier every warpgroup
   // is done with the previous one: the two buffers need no free barrier.
   // MoE-dense: `header` carries the stage's expert's alpha for the tile's

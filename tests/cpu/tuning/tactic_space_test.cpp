@@ -173,10 +173,9 @@ TEST(TacticSpace, HeuristicPicksTheSweepsBestOnMeasuredRows) {
 // N / 64 tiles leave SMs idle.
 // The routes and cluster sizes of the direct tile (docs/PERF.md stop 20):
 // the FP8 route only where compiled (MXFP4 dense, contiguous, masked,
-// MoE-dense) and
-// never the heuristic's pick; two-CTA clusters compiled for the dense and
-// contiguous 128 x 256 tile only, and the heuristic's pick wherever the
-// direct tile is.
+// MoE-dense) and never the heuristic's pick; two-CTA clusters compiled for
+// the dense and contiguous 128 x 256 tile only, and the heuristic's pick
+// wherever the direct tile is.
 TEST(TacticSpace, Fp8RouteNeverPickedClustersWhereverCompiled) {
   for (Fp4Format f : {Fp4Format::kNVFP4, Fp4Format::kMXFP4})
     for (GemmOp op : {GemmOp::kDense, GemmOp::kContiguous, GemmOp::kMasked, GemmOp::kMoeFc2, GemmOp::kMoeFc1}) {
@@ -205,6 +204,28 @@ TEST(TacticSpace, Fp8RouteNeverPickedClustersWhereverCompiled) {
       EXPECT_FALSE(picked.fp8) << call.describe();
       EXPECT_EQ(picked.cluster, cluster ? 2 : 1) << call.describe() << ": " << picked.name();
     }
+}
+
+// heuristic_split_k: the split the heuristic gives a tile someone else
+// chose (the benchmark's FP8-route rows): what pick_tactic gives its own
+// tile, whatever split_k the given tile carries; for the seed-fc2 rows'
+// FP8 tile (one or three 128-token tiles of 56 weight tiles, 256 experts)
+// stream-K, as the direct BF16 tile gets.
+TEST(TacticSpace, HeuristicSplitOfAGivenTile) {
+  for (int m : {32, 128, 384}) {
+    const ProblemShape s = problem_shape({GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, m, 7168, 65536, 256, 256});
+    const GemmTactic picked = pick_tactic(s);
+    GemmTactic carrying = picked;
+    carrying.split_k = 8;
+    EXPECT_EQ(heuristic_split_k(s, carrying), picked.split_k) << m;
+    int fp8_tiles = 0;
+    for (GemmTactic t : compiled_tactics(Fp4Format::kMXFP4, kernels::Layout::kMoeDense)) {
+      if (!t.fp8) continue;
+      ++fp8_tiles;
+      EXPECT_EQ(heuristic_split_k(s, t), kStreamK) << m;
+    }
+    EXPECT_EQ(fp8_tiles, 1);
+  }
 }
 
 TEST(TacticSpace, GatherOnlyForRoutedAlphaThatItHolds) {
