@@ -188,11 +188,13 @@ struct GemmConfig {
   // faster (H200, docs/PERF.md stop 28): the whole-stage gather tiles
   // (moe-fc2 0.975-1.011x, 44 of 48 rows faster), the 64-token decode tile
   // (0.92-0.98x) and the 16-token one on prepacked NVFP4 weights
-  // (0.98-0.99x). Not the 32-token decode tile (1.02-1.12x), the 16-token
-  // one on plain NVFP4 (1.00-1.01x) or MXFP4 (1.00-1.02x) weights; the
-  // 128-token tile is not measured.
+  // (0.98-0.99x), and MoE-dense's 64-token swap-AB tile (seed-fc2 M = 32
+  // and 64: MXFP4 prepacked 0.97x, the others within the run's drift, stop
+  // 29). Not the 32-token decode tile (1.02-1.12x), the 16-token one on
+  // plain NVFP4 (1.00-1.01x) or MXFP4 (1.00-1.02x) weights; the 128-token
+  // tile is not measured.
   static constexpr bool kXPrefetch =
-      kSwap && !kFp8 && !kMoe &&
+      kSwap && !kFp8 && (!kMoe || BN == 64) &&
       (kYWholeStage || (!kGather && (BN == 64 || (BN == 16 && kNvfp4 && kPrepackedB_))));
   static constexpr int kYSetBytes = kYConvSubs * kYConvBytes;
   // X from registers: with swap-AB (X = the weights, the bulk of the bytes)
