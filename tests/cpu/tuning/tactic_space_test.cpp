@@ -130,8 +130,12 @@ TEST(TacticSpace, HeuristicPicksTheSweepsBestOnMeasuredRows) {
       {{GemmOp::kDense, Fp4Format::kNVFP4, GemmOutput::kBF16, 8192, 8192, 8192, 1}, false, 256, 1},
       // MoE-dense FC2, E = 256, W = 256: swap-AB up to 64 tokens, then the
       // direct 128 x 128 tile (swap bn128 was 0.47x); stream-K at every M
-      // (split 2 was 0.87-0.89x of it at one token tile, split 1 0.89x at two)
-      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 65536, 256, 256}, true, 64, kStreamK},
+      // (split 2 was 0.87-0.89x of it at one token tile, split 1 0.89x at two).
+      // M = 32: the 32-token tile (H200 sweep, stop 30: 186.1 us against
+      // bn64's 258.9, gather bn32's 194.6); M = 64: bn64 (bn32 1.43x).
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 65536, 256, 256}, true, 32, kStreamK},
+      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 32, 7168, 65536, 256, 256}, true, 32, kStreamK},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 64, 7168, 65536, 256, 256}, true, 64, kStreamK},
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 96, 7168, 65536, 256, 256}, false, 128, kStreamK},
       {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 128, 7168, 65536, 256, 256}, false, 128, kStreamK},
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 160, 7168, 65536, 256, 256}, false, 128, kStreamK},

@@ -17,7 +17,10 @@
 
 // MoE-dense: 128-K stages, so every expert width W (a multiple of 128) is
 // whole stages and an expert can be skipped stage by stage; the tile keeps a
-// second accumulator per expert, so the widest tile is 128 x 128.
+// second accumulator per expert, so the widest tile is 128 x 128. 17-32
+// tokens take the 32-token two-CTA tile (seed-fc2 M = 32 on an H200: 0.72x
+// the 64-token tile's time, both formats; the same tile on one CTA an SM ran
+// 0.75-0.80x, docs/PERF.md stop 30).
 //
 // Stage counts fill what the BF16 operand buffers leave of shared memory.
 #pragma once
@@ -32,6 +35,7 @@
 #define FP4MOE_MOE_DENSE_TACTICS(X, FMT, LAYOUT) \
   X(FMT, LAYOUT, false, 128, 128, 8, 1)          \
   X(FMT, LAYOUT, true, 16, 128, 5, 2)            \
+  X(FMT, LAYOUT, true, 32, 128, 6, 2)            \
   X(FMT, LAYOUT, true, 64, 128, 8, 1)            \
   X(FMT, LAYOUT, true, 128, 128, 6, 1)
 
