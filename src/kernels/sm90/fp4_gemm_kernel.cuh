@@ -109,16 +109,26 @@ struct GemmConfig {
   // schedulers twice the warps to hide latency with.
   static constexpr int kCtasPerSm = kCtasPerSm_;
   static constexpr int kRegsPerThread = 65536 / (kThreads * kCtasPerSm) / 8 * 8;
-  // The consumers' registers given a 40-register producer; the producer
-  // then takes what their rounding left over (at 40 its loop state spilled
-  // to local memory: the gather walk over experts and passes, 31-41 local
-  // accesses, and the plain producers, 10-29): 64 with four consumer
-  // warpgroups, 48 with two CTAs an SM, 40 otherwise. MoE-dense's 32-token
-  // two-CTA tile gives its producer 32 (no spills there) so its consumers
-  // get 104: their stack went from 96-104 bytes to 56, and seed-fc2 M = 32
-  // from 199.6 / 184.2 us (NVFP4 / MXFP4) to 186.1 / 174.0 (H200 sweeps,
-  // docs/PERF.md stop 30).
-  static constexpr int kProducerFloor = kLayout_ == Layout::kMoeDense && kSwap_ && BN_ == 32 && kCtasPerSm_ == 2 ? 32 : 40;
+  // The consumers' registers given the producer's floor below; the
+  // producer then takes what their rounding left over: 64 with four
+  // consumer warpgroups, 48 with two CTAs an SM, else the floor. At 40 its
+  // loop state spills to local memory (the gather walk over experts and
+  // passes, 31-41 local accesses, and the plain producers, 10-29), so 40
+  // is the floor, except in two MoE-dense tiles (H200, docs/PERF.md stop 30):
+  // - the 32-token two-CTA swap-AB tile, producer 32: its consumers get
+  //   104, their stack fell from 96-104 bytes to 56 and seed-fc2 M = 32
+  //   from 199.6 / 184.2 us (NVFP4 / MXFP4) to 186.1 / 174.0;
+  // - the one-CTA tiles without swap-AB (the direct BF16 tile and the FP8
+  //   route), producer 56 (its spills gone; the consumers, at 224, spill
+  //   8-16 bytes, outside the main loop):
+  //   seed-fc2 M >= 96 0.984-0.989x the time on NVFP4, 0.993-1.001x on
+  //   the others, FP8 route 0.974-0.976x. The same floor in the dense,
+  //   contiguous and masked tiles measured 0.977-1.041x (most rows slower),
+  //   so they keep 40.
+  static constexpr int kProducerFloor = kLayout_ != Layout::kMoeDense          ? 40
+                                        : kSwap_ && BN_ == 32 && kCtasPerSm_ == 2 ? 32
+                                        : !kSwap_                                 ? 56
+                                                                                  : 40;
   static constexpr int kConsumerRegs = ((kRegsPerThread * kThreads - kProducerFloor * 128) / kConsumerThreads) / 8 * 8;
   static constexpr int kProducerRegs = (kRegsPerThread * kThreads - kConsumerRegs * kConsumerThreads) / 128 / 8 * 8;
   static_assert(kProducerRegs >= kProducerFloor && kProducerRegs * 128 + kConsumerRegs * kConsumerThreads <= kRegsPerThread * kThreads,
