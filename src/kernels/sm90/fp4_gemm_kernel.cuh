@@ -114,21 +114,26 @@ struct GemmConfig {
   // consumer warpgroups, 48 with two CTAs an SM, else the floor. At 40 its
   // loop state spills to local memory (the gather walk over experts and
   // passes, 31-41 local accesses, and the plain producers, 10-29), so 40
-  // is the floor, except in two MoE-dense tiles (H200, docs/PERF.md stop 30):
-  // - the 32-token two-CTA swap-AB tile, producer 32: its consumers get
+  // is the floor, except where a floor measured faster (H200, 2 rounds,
+  // docs/PERF.md stop 30):
+  // - MoE-dense's 32-token two-CTA swap-AB tile, 32: its consumers get
   //   104, their stack fell from 96-104 bytes to 56 and seed-fc2 M = 32
   //   from 199.6 / 184.2 us (NVFP4 / MXFP4) to 186.1 / 174.0;
-  // - the one-CTA tiles without swap-AB (the direct BF16 tile and the FP8
-  //   route), producer 56 (its spills gone; the consumers, at 224, spill
-  //   8-16 bytes, outside the main loop):
-  //   seed-fc2 M >= 96 0.984-0.989x the time on NVFP4, 0.993-1.001x on
-  //   the others, FP8 route 0.974-0.976x. The same floor in the dense,
-  //   contiguous and masked tiles measured 0.977-1.041x (most rows slower),
-  //   so they keep 40.
-  static constexpr int kProducerFloor = kLayout_ != Layout::kMoeDense          ? 40
-                                        : kSwap_ && BN_ == 32 && kCtasPerSm_ == 2 ? 32
-                                        : !kSwap_                                 ? 56
-                                                                                  : 40;
+  // - the one-CTA tiles of MoE-dense (both formats) and the other one-CTA
+  //   swap-AB tiles on NVFP4, 56: the producer's spills go, and the
+  //   consumers, at 224, spill at most 16 bytes, outside the main loop.
+  //   seed-fc2 M >= 96 (direct) 0.984-0.989x the time on NVFP4,
+  //   0.993-1.001x the others, FP8 route 0.974-0.976x; M = 64 (swap-AB
+  //   bn64) 0.982-0.989x, MXFP4 prepacked 1.00x; NVFP4 decode and dense
+  //   on the 64- and 128-token tiles 0.975-1.000x. On MXFP4 those two
+  //   tiles ran 1.005-1.039x, and the prefill tile of the dense,
+  //   contiguous and masked layouts 0.977-1.041x (most rows slower), so
+  //   they keep 40.
+  static constexpr int kProducerFloor =
+      kLayout_ == Layout::kMoeGather ? 40
+      : kCtasPerSm_ == 2             ? (kLayout_ == Layout::kMoeDense && BN_ == 32 ? 32 : 40)
+      : kLayout_ == Layout::kMoeDense || (kSwap_ && kNvfp4_) ? 56
+                                                             : 40;
   static constexpr int kConsumerRegs = ((kRegsPerThread * kThreads - kProducerFloor * 128) / kConsumerThreads) / 8 * 8;
   static constexpr int kProducerRegs = (kRegsPerThread * kThreads - kConsumerRegs * kConsumerThreads) / 128 / 8 * 8;
   static_assert(kProducerRegs >= kProducerFloor && kProducerRegs * 128 + kConsumerRegs * kConsumerThreads <= kRegsPerThread * kThreads,
