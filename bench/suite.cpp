@@ -1,6 +1,7 @@
 #include "bench/suite.hpp"
 
 #include <chrono>
+#include <string>
 #include <thread>
 
 #include "api/gemm_dispatch.hpp"
@@ -9,7 +10,8 @@ namespace fp4moe::bench {
 
 std::string last_tactic_text() {
   const detail::PlannedTactic& p = detail::last_planned_tactic();
-  return p.tactic.name() + (p.source == detail::PlannedTactic::Source::kCache ? " (tuned)" : "");
+  return p.tactic.name() + (p.source == detail::PlannedTactic::Source::kCache ? " (tuned)" : "") +
+         (p.tail_tokens > 0 ? " + tail " + std::to_string(p.tail_tokens) + ": " + p.tail.name() : "");
 }
 
 Row& SuiteContext::add(Row r, const std::function<void(cudaStream_t)>& op) {

@@ -45,7 +45,11 @@ namespace fp4moe {
 /// Tactics: tile, swap-AB and split-K over whole experts, or the gathered
 /// formulation (GemmTactic::moe_gather: M at most a few hundred, block_k
 /// dividing W, split_k 1; the same sums in the same order per token, expert
-/// by expert).
+/// by expert). Without a forced tactic, where the tactic for all M tokens is
+/// the direct (not swap-AB) 128-token tile and M leaves 1-64 tokens past its
+/// last whole tile, those last tokens run as a second launch on the same
+/// stream with the tactic picked for them (a swap-AB tile): each output row
+/// still comes from one kernel, with the same numerics.
 void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alpha, int expert_width, const MatrixView& d,
                    cudaStream_t stream, const GemmOptions& options = {});
 

@@ -183,6 +183,7 @@ GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call_in, std::int64_t m_r
 }
 
 const PlannedTactic& last_planned_tactic() { return t_last_plan; }
+void set_last_planned_tactic(const PlannedTactic& planned) { t_last_plan = planned; }
 
 kernels::GemmParams gemm_params(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& d, std::int64_t m) {
   kernels::GemmParams p;

@@ -58,12 +58,18 @@ GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call, std::int64_t m_rows
 
 /// Where the last plan_gemm of this thread got its tactic (tests and the
 /// sweep benchmark check that a tuned tactic is the one that runs).
+/// moe_dense_fc2 may run its last few tokens as a call of their own
+/// (tuning::moe_tail_tokens): it then records the whole call's plan with
+/// the tail's tactic and tokens.
 struct PlannedTactic {
   enum class Source { kNone, kForced, kCache, kHeuristic };
   GemmTactic tactic;
   Source source = Source::kNone;
+  GemmTactic tail;           ///< the tail's tactic, where tail_tokens > 0
+  std::int64_t tail_tokens = 0;
 };
 const PlannedTactic& last_planned_tactic();
+void set_last_planned_tactic(const PlannedTactic& planned);
 
 /// GemmParams for A, B and D; the caller adds what its layout needs.
 kernels::GemmParams gemm_params(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& d, std::int64_t m);

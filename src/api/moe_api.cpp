@@ -8,6 +8,7 @@
 #include "fp4moe/moe.hpp"
 #include "kernels/moe/gather_tokens.hpp"
 #include "kernels/moe/routing_alpha.hpp"
+#include "tuning/tactic_space.hpp"
 
 namespace fp4moe {
 namespace {
@@ -72,6 +73,41 @@ void run_gathered_fc2(const detail::GemmPlan& pl, const Fp4Tensor& a, const Fp4T
   detail::launch_gemm(pl, gathered, b, p, stream);
 }
 
+/// One planned moe_dense_fc2 call: the gathered formulation or the MoE-dense
+/// layout.
+void run_fc2(const detail::GemmPlan& pl, const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alpha, int expert_width,
+             const MatrixView& d, cudaStream_t stream) {
+  if (pl.kernel->tactic.moe_gather) {
+    run_gathered_fc2(pl, a, b, alpha, expert_width, d, stream);
+    return;
+  }
+  kernels::GemmParams p = detail::gemm_params(a, b, d, a.rows);
+  p.experts = static_cast<std::int32_t>(alpha.cols);
+  p.expert_width = expert_width;
+  p.alpha = static_cast<const float*>(alpha.data);
+  p.alpha_stride_m = alpha.ld();
+  p.alpha_stride_e = alpha.col_stride;
+  detail::launch_gemm(pl, a, b, p, stream);
+}
+
+/// Rows [first, first + count) of a single FP4 matrix whose scale rows
+/// start a 128-row scale tile there (first a multiple of 128).
+Fp4Tensor fp4_rows(const Fp4Tensor& t, std::int64_t first, std::int64_t count) {
+  Fp4Tensor r = t;
+  r.data = static_cast<std::uint8_t*>(t.data) + first * (t.cols / 2);
+  r.scales = static_cast<std::uint8_t*>(t.scales) + scale_offset(t.scale_layout, first, 0, t.scale_cols());
+  r.rows = count;
+  return r;
+}
+
+/// Rows [first, first + count) of a matrix view.
+MatrixView view_rows(const MatrixView& v, std::int64_t first, std::int64_t count) {
+  MatrixView r = v;
+  r.data = static_cast<std::uint8_t*>(v.data) + first * v.ld() * dtype_size(v.dtype);
+  r.rows = count;
+  return r;
+}
+
 }  // namespace
 
 void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alpha, int expert_width, const MatrixView& d,
@@ -95,17 +131,30 @@ void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alp
   call.expert_width = expert_width;
   const auto pl = detail::plan_gemm(c, call, a.rows, options, b.prepacked);
   if (a.rows == 0 || b.rows == 0) return;
-  if (pl.kernel->tactic.moe_gather) {
-    run_gathered_fc2(pl, a, b, alpha, expert_width, d, stream);
+  // The tokens past the direct tile's last whole tile, where few, as a call
+  // of their own (tuning::moe_tail_tokens); both halves are planned before
+  // either launches.
+  const detail::PlannedTactic whole = detail::last_planned_tactic();
+  const int tail = whole.source == detail::PlannedTactic::Source::kForced
+                       ? 0
+                       : tuning::moe_tail_tokens(tuning::problem_shape(call), whole.tactic, pl.block_tokens);
+  if (tail == 0) {
+    run_fc2(pl, a, b, alpha, expert_width, d, stream);
     return;
   }
-  kernels::GemmParams p = detail::gemm_params(a, b, d, a.rows);
-  p.experts = static_cast<std::int32_t>(alpha.cols);
-  p.expert_width = expert_width;
-  p.alpha = static_cast<const float*>(alpha.data);
-  p.alpha_stride_m = alpha.ld();
-  p.alpha_stride_e = alpha.col_stride;
-  detail::launch_gemm(pl, a, b, p, stream);
+  const std::int64_t head = a.rows - tail;
+  TuneShape head_call = call, tail_call = call;
+  head_call.m = head;
+  tail_call.m = tail;
+  const auto head_plan = detail::plan_gemm(c, head_call, head, options, b.prepacked);
+  const auto tail_plan = detail::plan_gemm(c, tail_call, tail, options, b.prepacked);
+  detail::PlannedTactic noted = whole;
+  noted.tail = detail::last_planned_tactic().tactic;
+  noted.tail_tokens = tail;
+  detail::set_last_planned_tactic(noted);
+  run_fc2(head_plan, fp4_rows(a, 0, head), b, view_rows(alpha, 0, head), expert_width, view_rows(d, 0, head), stream);
+  run_fc2(tail_plan, fp4_rows(a, head, tail), b, view_rows(alpha, head, tail), expert_width, view_rows(d, head, tail),
+          stream);
 }
 
 namespace {

@@ -248,6 +248,20 @@ GemmTactic pick_tile(const ProblemShape& shape) {
 
 }  // namespace
 
+/// The tail is worth its second pass over the weights up to 64 tokens:
+/// seed-fc2 (E = 256, W = 256, N = 7168, H200, docs/PERF.md stop 30) runs
+/// the direct tile in 329 us for 96-128 tokens and 617 us for 160-256, the
+/// 32-token swap-AB tile in 186 us and the 64-token one in 255 us, so M =
+/// 160 takes 329 + 186 us against 617 and M = 192 329 + 255; a tail of 96
+/// (329 us on the direct tile) would cost more than the whole tile it saves.
+int moe_tail_tokens(const ProblemShape& s, const GemmTactic& picked, int block_tokens) {
+  if (s.layout != kernels::Layout::kMoeDense || picked.swap_ab || picked.moe_gather || picked.fp8 || block_tokens <= 0 ||
+      s.m <= block_tokens)
+    return 0;
+  const int tail = s.m % block_tokens;
+  return tail <= 64 ? tail : 0;
+}
+
 /// The gather tiles' split: stream-K over (tile, expert) units where the
 /// tiles (N / 64) leave SMs idle, if that is modelled 5% faster. Time in
 /// expert units: whole tiles take ceil(tiles / G) · E; stream-K takes

@@ -57,6 +57,15 @@ GemmTactic pick_tactic(const ProblemShape& shape);
 /// tile chosen by someone else (the benchmark's rows of other routes).
 int heuristic_split_k(const ProblemShape& shape, const GemmTactic& tile);
 
+/// moe_dense_fc2's token tail: where `picked` (the tactic for all M tokens,
+/// not forced by the caller) is the direct BF16 tile of `block_tokens`
+/// tokens and M leaves at most 64 tokens past its last whole tile, the entry
+/// point runs those tail tokens as a call of their own (a swap-AB tile,
+/// picked for them), after the whole tiles: their padded tile costs as much
+/// as a full one, the swap-AB tiles far less. Returns the tail's tokens, 0
+/// for no split.
+int moe_tail_tokens(const ProblemShape& shape, const GemmTactic& picked, int block_tokens);
+
 /// Why a tactic cannot run a shape: the rules the entry points enforce on
 /// GemmOptions::tactic, and the tuner's filter of its candidates.
 enum class TacticFault {

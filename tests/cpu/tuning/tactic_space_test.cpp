@@ -79,6 +79,41 @@ TEST(TacticSpace, StreamKOnlyWhereTheHostKnowsTheTiles) {
   EXPECT_EQ(t.name(), "swapAB bn16 bk128 st5 streamK");
 }
 
+// moe_dense_fc2's token tail: 1-64 tokens past the direct tile's last
+// whole tile, and nothing on any other tile, layout or M.
+TEST(TacticSpace, MoeTailTokensPastTheDirectTile) {
+  const TuneShape base{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 160, 7168, 65536, 256, 256};
+  auto tail_at = [&](int m, const GemmTactic& t) {
+    TuneShape call = base;
+    call.m = m;
+    return moe_tail_tokens(problem_shape(call), t, 128);
+  };
+  GemmTactic direct;
+  direct.block_n = 128;
+  direct.block_k = 128;
+  direct.stages = 8;
+  direct.split_k = kStreamK;
+  EXPECT_EQ(tail_at(160, direct), 32);
+  EXPECT_EQ(tail_at(192, direct), 64);
+  EXPECT_EQ(tail_at(129, direct), 1);
+  EXPECT_EQ(tail_at(300, direct), 44);
+  EXPECT_EQ(tail_at(224, direct), 0);  // 96 left: a tile of their own costs as much as the whole one
+  EXPECT_EQ(tail_at(256, direct), 0);  // whole tiles
+  EXPECT_EQ(tail_at(100, direct), 0);  // one tile
+  GemmTactic swap = direct;
+  swap.swap_ab = true;
+  swap.block_n = 64;
+  EXPECT_EQ(tail_at(160, swap), 0);
+  GemmTactic fp8 = direct;
+  fp8.fp8 = true;
+  EXPECT_EQ(tail_at(160, fp8), 0);
+  GemmTactic gather = swap;
+  gather.moe_gather = true;
+  EXPECT_EQ(tail_at(160, gather), 0);
+  const TuneShape dense{GemmOp::kDense, Fp4Format::kNVFP4, GemmOutput::kBF16, 160, 7168, 7168, 1};
+  EXPECT_EQ(moe_tail_tokens(problem_shape(dense), direct, 128), 0);
+}
+
 TEST(TacticSpace, FiltersSplitKByUnitsAndByTile) {
   // K = 256 is one K block of every 256-K tile (only split_k = 1) and two of
   // a 128-K tile (at most two slices).

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "api/gemm_dispatch.hpp"
 #include "common/device_info.hpp"
 #include "fp4moe/moe.hpp"
 #include "fp4moe/quantize.hpp"
@@ -426,6 +427,46 @@ TEST(MoeFc2, EveryTokenTileSkippedWritesZeros) {
     c.width = std::max(128, e.tactic.block_k);  // stages hold whole experts
     SCOPED_TRACE(c.describe());
     test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
+  }
+}
+
+// Without a forced tactic, the tokens past the direct tile's last whole
+// 128-token tile run as a call of their own where they are 1-64
+// (tuning::moe_tail_tokens): every token's row against the reference, both
+// halves' alpha and output rows (token-major and expert-major alpha), and
+// the split recorded; 96 left over run with the rest.
+TEST(MoeFc2, TailTokensRunOnTheirOwnTile) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  struct TailCase {
+    int m, tail;
+  };
+  int ran = 0;
+  for (Fp4Format format : {Fp4Format::kNVFP4, Fp4Format::kMXFP4}) {
+    for (const TailCase tc : {TailCase{160, 32}, TailCase{300, 44}, TailCase{129, 1}, TailCase{224, 0}}) {
+      for (Fp4Content content : {Fp4Content::kRandom, Fp4Content::kIntegerValued}) {
+        Fc2Case c;
+        c.format = format;
+        c.experts = 8;
+        c.width = 128;
+        c.m = tc.m;
+        c.n = 256;
+        c.content = content;
+        c.alpha = ran % 2 ? AlphaKind::kTopK : AlphaKind::kDense;
+        c.expert_major = ran % 3 == 1;
+        c.out = ran % 4 == 3 && content == Fp4Content::kRandom ? DType::kBF16 : DType::kFP32;
+        c.repeats = 2;
+        SCOPED_TRACE(c.describe());
+        test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
+        const detail::PlannedTactic& ran_plan = detail::last_planned_tactic();
+        EXPECT_FALSE(ran_plan.tactic.swap_ab) << c.describe();
+        EXPECT_EQ(ran_plan.tail_tokens, tc.tail) << c.describe();
+        if (tc.tail > 0) {
+          EXPECT_TRUE(ran_plan.tail.swap_ab) << c.describe() << ": " << ran_plan.tail.name();
+        }
+        ++ran;
+      }
+    }
   }
 }
 
