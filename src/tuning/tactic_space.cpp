@@ -88,7 +88,10 @@ double modelled_stages(const ProblemShape& s, const GemmTactic& t, const kernels
   const std::int64_t tiles = output_tiles(s, t, entry.block_m);
   const std::int64_t slots = std::int64_t(std::max(1, s.sm_count)) * entry.ctas_per_sm;
   const int units = split_k_units(s, t);
-  const double stages = double((s.k + t.block_k - 1) / t.block_k), stages_per_unit = stages / std::max(1, units);
+  // (MoE-dense counts 128-K stages, the unit its fixed costs were fitted in,
+  // whatever the tile's stage.)
+  const int stage_k = s.layout == kernels::Layout::kMoeDense ? 128 : t.block_k;
+  const double stages = double((s.k + stage_k - 1) / stage_k), stages_per_unit = stages / std::max(1, units);
   if (split == kStreamK) {
     const std::int64_t work = tiles * units;
     const std::int64_t grid = s.layout == kernels::Layout::kMoeDense ? kernels::moe_stream_k_grid(tiles, units, slots)
@@ -189,6 +192,13 @@ GemmTactic pick_tile(const ProblemShape& shape) {
   for (const GemmTactic& t : all)
     if (t.cluster != 1) clustered.push_back(t);
   std::erase_if(all, [](const GemmTactic& t) { return t.moe_gather || t.fp8 || t.cluster != 1; });
+  // MoE-dense: the 256-K stage tiles wherever they hold whole experts (W a
+  // multiple of 256; faster on every seed-fc2 row timed, gemm_configs.hpp),
+  // else the 128-K ones.
+  if (shape.layout == kernels::Layout::kMoeDense && shape.experts > 0) {
+    const int stage_k = (shape.k / shape.experts) % 256 == 0 ? 256 : 128;
+    std::erase_if(all, [&](const GemmTactic& t) { return t.block_k != stage_k; });
+  }
   // Few tokens per weight tile: the weights dominate the bytes, so put them
   // on the register side and stage the tokens (swap-AB), with the smallest
   // token tile that holds them. Otherwise the widest direct tile. MoE-dense

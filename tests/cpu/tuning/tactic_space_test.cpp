@@ -167,15 +167,20 @@ TEST(TacticSpace, HeuristicPicksTheSweepsBestOnMeasuredRows) {
       // direct 128 x 128 tile (swap bn128 was 0.47x); stream-K at every M
       // (split 2 was 0.87-0.89x of it at one token tile, split 1 0.89x at two).
       // M = 32: the 32-token tile (H200 sweep, stop 30: 186.1 us against
-      // bn64's 258.9, gather bn32's 194.6); M = 64: bn64 (bn32 1.43x).
-      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 65536, 256, 256}, true, 32, kStreamK},
-      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 32, 7168, 65536, 256, 256}, true, 32, kStreamK},
-      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 64, 7168, 65536, 256, 256}, true, 64, kStreamK},
-      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 96, 7168, 65536, 256, 256}, false, 128, kStreamK},
-      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 128, 7168, 65536, 256, 256}, false, 128, kStreamK},
-      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 160, 7168, 65536, 256, 256}, false, 128, kStreamK},
-      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 256, 7168, 65536, 256, 256}, false, 128, kStreamK},
-      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 384, 7168, 65536, 256, 256}, false, 128, kStreamK},
+      // bn64's 258.9, gather bn32's 194.6); M = 64: bn64 (bn32 1.43x). W =
+      // 256: 256-K stages (stop 30 sweep: M = 32 163.3 us against 185.8
+      // with 128-K stages, M = 64 236.6 against 253.7, M = 128 318.3
+      // against 327.1); W = 128 (E = 512): 128-K stages.
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 65536, 256, 256}, true, 32, kStreamK, false, 256},
+      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 32, 7168, 65536, 256, 256}, true, 32, kStreamK, false, 256},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 65536, 512, 128}, true, 32, kStreamK, false, 128},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 64, 7168, 65536, 256, 256}, true, 64, kStreamK, false, 256},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 96, 7168, 65536, 256, 256}, false, 128, kStreamK, false, 256},
+      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 128, 7168, 65536, 256, 256}, false, 128, kStreamK, false, 256},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 128, 7168, 65536, 512, 128}, false, 128, kStreamK, false, 128},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 160, 7168, 65536, 256, 256}, false, 128, kStreamK, false, 256},
+      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 256, 7168, 65536, 256, 256}, false, 128, kStreamK, false, 256},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 384, 7168, 65536, 256, 256}, false, 128, kStreamK, false, 256},
       // the same with top-8 routing known (GemmOptions::moe_top_k), H100
       // sweep at 35e65cd (PERF.md stop 17): the gathered formulation,
       // 256-K stages, on stream-K, at every M (0.95x the best dense tactic at

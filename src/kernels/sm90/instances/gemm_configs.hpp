@@ -15,12 +15,15 @@
 // Dense and contiguous: the prefill tile in two-CTA clusters (weights multicast).
 #define FP4MOE_GEMM_CLUSTER_TACTICS(X, FMT, LAYOUT) X(FMT, LAYOUT, false, 256, 128, 3, 1)
 
-// MoE-dense: 128-K stages, so every expert width W (a multiple of 128) is
-// whole stages and an expert can be skipped stage by stage; the tile keeps a
-// second accumulator per expert, so the widest tile is 128 x 128. 17-32
-// tokens take the 32-token two-CTA tile (seed-fc2 M = 32 on an H200: 0.72x
-// the 64-token tile's time, both formats; the same tile on one CTA an SM ran
-// 0.75-0.80x, docs/PERF.md stop 30).
+// MoE-dense: the tile keeps a second accumulator per expert, so the widest
+// tile is 128 x 128. Stages hold whole experts' columns, so an expert can be
+// skipped stage by stage: 128-K stages serve every expert width W (a
+// multiple of 128), and the same tiles with 256-K stages, taken wherever W
+// is a multiple of 256, run faster (seed-fc2 on an H200, docs/PERF.md stop
+// 30: 0.88-0.91x the time at M = 32, 0.93-0.95x at 64, 0.96-0.97x at 128).
+// 17-32 tokens take the 32-token two-CTA tile (seed-fc2 M = 32: 0.72x the
+// 64-token tile's time, both formats; the same tile on one CTA an SM ran
+// 0.75-0.80x).
 //
 // Stage counts fill what the BF16 operand buffers leave of shared memory.
 #pragma once
@@ -37,7 +40,11 @@
   X(FMT, LAYOUT, true, 16, 128, 5, 2)            \
   X(FMT, LAYOUT, true, 32, 128, 6, 2)            \
   X(FMT, LAYOUT, true, 64, 128, 8, 1)            \
-  X(FMT, LAYOUT, true, 128, 128, 6, 1)
+  X(FMT, LAYOUT, true, 128, 128, 6, 1)          \
+  X(FMT, LAYOUT, false, 128, 256, 4, 1)          \
+  X(FMT, LAYOUT, true, 16, 256, 4, 2)            \
+  X(FMT, LAYOUT, true, 32, 256, 3, 2)            \
+  X(FMT, LAYOUT, true, 64, 256, 7, 1)
 
 // MoE gather (moe_dense_fc2 with each expert's tokens gathered): 64 weight
 // rows against every token, one expert's tokens 16 (or, for experts with
