@@ -256,7 +256,7 @@ TEST(MoeFc2, WeightedStreamKMatchesReferenceAndRepeats) {
       Fc2Case c;
       c.format = e.format;
       c.experts = k.experts;
-      c.width = 128;
+      c.width = std::max(128, t.block_k);  // stages hold whole experts
       c.m = 2 * bt + k.last_rows + (bt < 40 ? 3 * bt : 0);  // >= 40 rows: the first 20 tokens pick nothing
       c.n = k.n;
       c.out = k.out;
@@ -434,7 +434,8 @@ TEST(MoeFc2, EveryTokenTileSkippedWritesZeros) {
 // 128-token tile run as a call of their own where they are 1-64
 // (tuning::moe_tail_tokens): every token's row against the reference, both
 // halves' alpha and output rows (token-major and expert-major alpha), and
-// the split recorded; 96 left over run with the rest.
+// the split recorded, on the 256-K and the 128-K stage tiles; 96 left over
+// run with the rest.
 TEST(MoeFc2, TailTokensRunOnTheirOwnTile) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;
@@ -448,7 +449,7 @@ TEST(MoeFc2, TailTokensRunOnTheirOwnTile) {
         Fc2Case c;
         c.format = format;
         c.experts = 8;
-        c.width = 128;
+        c.width = content == Fp4Content::kRandom ? 256 : 128;  // 256-K and 128-K stage tiles
         c.m = tc.m;
         c.n = 256;
         c.content = content;
