@@ -259,11 +259,13 @@ GemmTactic pick_tile(const ProblemShape& shape) {
 }  // namespace
 
 /// The tail is worth its second pass over the weights up to 64 tokens:
-/// seed-fc2 (E = 256, W = 256, N = 7168, H200, docs/PERF.md stop 30) runs
-/// the direct tile in 329 us for 96-128 tokens and 617 us for 160-256, the
-/// 32-token swap-AB tile in 186 us and the 64-token one in 255 us, so M =
-/// 160 takes 329 + 186 us against 617 and M = 192 329 + 255; a tail of 96
-/// (329 us on the direct tile) would cost more than the whole tile it saves.
+/// seed-fc2 (E = 256, W = 256, N = 7168, H200, docs/PERF.md stop 30; the
+/// 128-K stage tiles) ran the direct tile in 329 us for 96-128 tokens and
+/// 617 us for 160-256, the 32-token swap-AB tile in 186 us and the 64-token
+/// one in 255 us, so M = 160 takes 329 + 186 us against 617 and M = 192
+/// 329 + 255 (measured: 0.78-0.83x and 0.89-0.94x); a tail of 96 (329 us on
+/// the direct tile) would cost more than the whole tile it saves. (The
+/// 256-K stage tiles keep those ratios: 319, 162 and 236 us.)
 int moe_tail_tokens(const ProblemShape& s, const GemmTactic& picked, int block_tokens) {
   if (s.layout != kernels::Layout::kMoeDense || picked.swap_ab || picked.moe_gather || picked.fp8 || block_tokens <= 0 ||
       s.m <= block_tokens)
