@@ -4,7 +4,8 @@
 # every binary in the folder VARIANTS against each other, taking turns ROUNDS
 # times (default 3, the order reversed every other round) so clock drift falls on all. Carry the binaries and
 # .fp4moe_commit; a variant named NAME.xz (xz-compressed, about a tenth of
-# the size, so several fit one call) is unpacked to /tmp/variants/NAME first.
+# the size, so several fit one call) is unpacked beside it to NAME first
+# (scripts/device_unpack.sh).
 # Logs under $OUT: ab_<round>_<name>.log.
 # Usage: scripts/device_ab.sh SUITE [benchmark arguments...]
 # Environment: GTEST_FILTER runs those GPU tests of build/tests first.
@@ -21,16 +22,10 @@ if [ -n "${GTEST_FILTER:-}" ]; then
   echo "gpu tests ($GTEST_FILTER) rc=$?"; grep -E "^\[  (PASSED|FAILED) |tests ran|Failure" "$OUT/gpu_tests.log" | head -20
 fi
 if [ -n "${VARIANTS:-}" ]; then
+  scripts/device_unpack.sh "$VARIANTS"
   bins=()
   for f in "$VARIANTS"/*; do
-    if [ "${f%.xz}" != "$f" ]; then
-      mkdir -p /tmp/variants
-      u=/tmp/variants/$(basename "$f" .xz)
-      python3 -c "import lzma,shutil,sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2],'wb'))" "$f" "$u"
-      chmod +x "$u"
-      f=$u
-    fi
-    bins+=("$f")
+    [ "${f%.xz}" = "$f" ] && bins+=("$f")
   done
 else
   bins=("$BEFORE" "$AFTER")
