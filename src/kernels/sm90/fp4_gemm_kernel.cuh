@@ -225,6 +225,12 @@ struct GemmConfig {
   // tile keeps X in shared memory: its registers hold a second accumulator
   // set. Its FP8-route tile has no expert accumulator, so X in registers.)
   static constexpr bool kXInRegs = kSwap || !kMoe || kFp8;
+  // MoE-dense, the 128-token swap-AB tile: an expert's alpha for its 128
+  // tokens would be 32 registers a thread, held from the expert's last
+  // stage to its fold beside two accumulator sets (ptxas spilled 224 bytes
+  // with them). Instead the fold reads alpha from that stage's header, and
+  // the stage is released after the fold, not at its last sub-step.
+  static constexpr bool kAlphaAtFold = kMoe && kSwap && !kFp8 && BN == 128;
   static constexpr int kXConvBytes = kXInRegs ? 0 : BM * 128;
   static constexpr int kOffConv = kStages * kStageBytes;
   static constexpr int kOffXConv = kOffConv + kYSets * kYUsers * kYSetBytes;
@@ -609,10 +615,27 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // where kHalfN only keeps the FP8 code compiling).
   constexpr int kHalfN = Cfg::kFp8 ? BN / 2 : 8;
   float block_acc[2][kHalfN / 2];
-  float alpha[Cfg::kMoe ? kAlphaRegs : 1];
+  float alpha[Cfg::kMoe && !Cfg::kAlphaAtFold ? kAlphaRegs : 1];
   bool fold_pending = false, part_fresh = true;
+  // kAlphaAtFold: the stage whose header holds the pending fold's alpha,
+  // released by the fold.
+  int held_stage = 0;
   auto fold = [&] {
-    if constexpr (Cfg::kMoe) {
+    if constexpr (Cfg::kAlphaAtFold) {
+      const std::uint32_t a = smem_base + held_stage * Cfg::kStageBytes + Cfg::kOffHeader + sizeof(MoeStageHeader);
+      std::uint32_t dep = 0;
+#pragma unroll
+      for (int c = 0; c < BN / 8; ++c) {  // tokens 8c + 2j, 8c + 2j + 1: acc 4c + 2h + e
+        const uint2 a2 = ptx::lds64(a + 4 * (8 * c + 2 * j));
+        dep ^= a2.x ^ a2.y;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          acc[4 * c + 2 * h] = fmaf(__uint_as_float(a2.x), expert_acc[4 * c + 2 * h], acc[4 * c + 2 * h]);
+          acc[4 * c + 2 * h + 1] = fmaf(__uint_as_float(a2.y), expert_acc[4 * c + 2 * h + 1], acc[4 * c + 2 * h + 1]);
+        }
+      }
+      ptx::mbar_arrive_after(&empty[held_stage], dep, p.k < 0);
+    } else if constexpr (Cfg::kMoe) {
 #pragma unroll
       for (int i = 0; i < BN / 2; ++i) {
         // acc index 4c + 2h + e: column group c = i / 4, row half h, column e
@@ -976,7 +999,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           // The previous expert was folded at sub-step 0 (BK ≥ 128), so its
           // alpha registers are free; read this expert's before the stage
           // is released.
-          if (ends_expert) {
+          if (ends_expert && !Cfg::kAlphaAtFold) {
             const float* a = moe_alpha(reinterpret_cast<const MoeStageHeader*>(header));
 #pragma unroll
             for (int q = 0; q < kAlphaRegs; ++q)
@@ -1000,13 +1023,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         // mechanism alone: tests/gpu/kernels/stage_release_test.cu).
         std::uint32_t dep = 0;
         if constexpr (Cfg::kXInRegs) dep = afrag[buf][0][0] ^ afrag[buf][0][1] ^ afrag[buf][2][0] ^ afrag[buf][2][1];
-        if constexpr (Cfg::kMoe) {
+        if constexpr (Cfg::kMoe && !Cfg::kAlphaAtFold) {
           if (ends_expert) {
 #pragma unroll
             for (int q = 0; q < kAlphaRegs; ++q) dep ^= __float_as_uint(alpha[q]);
           }
         }
-        ptx::mbar_arrive_after(&empty[s], dep, p.k < 0);
+        if (Cfg::kAlphaAtFold && ends_expert) {
+          held_stage = s;  // released by the fold, which reads its alpha
+        } else {
+          ptx::mbar_arrive_after(&empty[s], dep, p.k < 0);
+        }
         if constexpr (kPair) {  // the peer's producer multicasts into this stage too
           __syncwarp();
           if (lane == 0) ptx::mbar_arrive_remote(ptx::smem_addr(&empty[s]) + peer_delta);
