@@ -8,7 +8,8 @@
 # (scripts/device_unpack.sh).
 # Logs under $OUT: ab_<round>_<name>.log.
 # Usage: scripts/device_ab.sh SUITE [benchmark arguments...]
-# Environment: GTEST_FILTER runs those GPU tests of build/tests first.
+# Environment: GTEST_FILTER runs those GPU tests of TESTS (default
+# build/tests/fp4moe_gpu_tests) first, within TEST_TIMEOUT seconds (300).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
@@ -18,7 +19,7 @@ BEFORE=${BEFORE:-.carry/fp4moe_before}
 AFTER=build/tools/fp4moe
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader | tee "$OUT/gpu.txt"
 if [ -n "${GTEST_FILTER:-}" ]; then
-  build/tests/fp4moe_gpu_tests --gtest_filter="$GTEST_FILTER" > "$OUT/gpu_tests.log" 2>&1
+  timeout "${TEST_TIMEOUT:-300}" "${TESTS:-build/tests/fp4moe_gpu_tests}" --gtest_filter="$GTEST_FILTER" > "$OUT/gpu_tests.log" 2>&1
   echo "gpu tests ($GTEST_FILTER) rc=$?"; grep -E "^\[  (PASSED|FAILED) |tests ran|Failure" "$OUT/gpu_tests.log" | head -20
 fi
 if [ -n "${VARIANTS:-}" ]; then
