@@ -66,7 +66,8 @@
 #include "kernels/sm90/tile_scheduler.cuh"
 
 // Shared weight conversion in two-CTA clusters (GemmConfig::kShareY): 0 off,
-// 1 on, 2 on with the own half's MMAs first (an A/B switch while measured).
+// 1 on, 2 on with the peer half's MMAs a sub-step late (an A/B switch while
+// measured).
 #ifndef FP4MOE_SHARE_Y
 #define FP4MOE_SHARE_Y 2
 #endif
@@ -265,10 +266,10 @@ struct GemmConfig {
   // tensor cores: docs/PERF.md stop 31). Two more mbarrier pairs, one per
   // BF16 buffer: y_free (the 16 consumer warps of both CTAs are done with
   // the buffer's last MMAs) and y_ready (the peer's half has landed).
-  // kShareYSplit: the own half's MMAs are issued before waiting for the
-  // peer's half.
+  // kShareYDelay: a sub-step's MMAs on the peer's half are issued a
+  // sub-step late, so the copy has a sub-step's conversion to land in.
   static constexpr bool kShareY = kCluster == 2 && FP4MOE_SHARE_Y > 0;
-  static constexpr bool kShareYSplit = kShareY && FP4MOE_SHARE_Y == 2;
+  static constexpr bool kShareYDelay = kShareY && FP4MOE_SHARE_Y == 2;
   static constexpr int kYHalfBytes = BN / 2 * 128;
   static constexpr int kOffPrefix =
       kOffBarriers + 16 * kStages + (kGather ? 8 * kConsumers : 0) + (kCluster == 2 ? 8 : 0) + (kShareY ? 32 : 0);
@@ -623,7 +624,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // kShareY: whether the current tile's weight conversion is shared with
   // the peer (then a thread's one Y item lies in this CTA's half), and the
   // shared stages consumed so far (y_ready's phases).
-  bool y_shared = false;
+  bool y_shared = false, peer_owed = false;  // peer_owed: kShareYDelay's MMAs of the last sub-step's peer half
   std::uint32_t y_shared_stages = 0;
   auto place_items = [&](std::int32_t xs_row0, std::int32_t ys_row0) {
 #pragma unroll
@@ -850,6 +851,31 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     }
   };
 
+  // kShareY's MMAs (generic lambdas: compiled only where called). The MMAs of one half of the weight tile (output columns h·BN/2..,
+  // acc h·BN/4..) on Y set `set` and A fragment set `fb`.
+  // (kHalfBN: a valid MMA width in the kernels that never call these.)
+  constexpr int kHalfBN = Cfg::kShareY ? BN / 2 : 8;
+  auto mma_half = [&](auto half, int set, int fb) {
+    constexpr int h = decltype(half)::value;
+    float(&dh)[kHalfBN / 2] = *reinterpret_cast<float(*)[kHalfBN / 2]>(&acc[h * (kHalfBN / 2)]);
+#pragma unroll
+    for (int step = 0; step < 4; ++step) {
+      const std::uint64_t yd = ptx::smem_desc_sw128_from_lo(ydesc[set]) + ((h * Cfg::kYHalfBytes) >> 4) + 2 * step;
+      ptx::WgmmaRS<ptx::BF16, kHalfBN>::mma(dh, afrag[fb][step], yd, true);
+    }
+  };
+  using H0 = std::integral_constant<int, 0>;
+  using H1 = std::integral_constant<int, 1>;
+  auto fenced = [&](auto&& mmas) {  // one commit group
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) ptx::fence_register(acc[i]);
+    ptx::wgmma_fence();
+    mmas();
+    ptx::wgmma_commit();
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) ptx::fence_register(acc[i]);
+  };
+
   // Consumes the stage holding K block kb: dequantise, then MMA, per 64-K
   // sub-step. `header` (MoE-dense only) carries the expert's alpha on its
   // last stage (on every stage for the FP8 route).
@@ -889,8 +915,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       // other user of Y.
       if (Cfg::kYSets == 1 && y_turn) {
         ptx::wgmma_wait<0>();
-      } else if constexpr (Cfg::kShareY) {  // (two commit groups a sub-step)
-        ptx::wgmma_wait<2>();
       } else {
         ptx::wgmma_wait<1>();
       }
@@ -1130,44 +1154,32 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         mma_into(expert_acc, part_fresh);
         part_fresh = false;
       } else if constexpr (Cfg::kShareY) {
-        // The output columns of each half of the weight tile (acc 0..BN/4-1,
-        // then the rest), this CTA's half first where kShareYSplit: its MMAs
-        // run while the peer's half may still be in flight.
-        auto mma_half = [&](auto half) {
-          constexpr int h = decltype(half)::value;
-          float(&dh)[BN / 4] = *reinterpret_cast<float(*)[BN / 4]>(&acc[h * (BN / 4)]);
-#pragma unroll
-          for (int step = 0; step < 4; ++step) {
-            const std::uint64_t yd =
-                ptx::smem_desc_sw128_from_lo(ydesc[yset]) + ((yoff + h * Cfg::kYHalfBytes) >> 4) + 2 * step;
-            ptx::WgmmaRS<ptx::BF16, BN / 2>::mma(dh, afrag[buf][step], yd, true);
+        static_assert(!Cfg::kShareY || (kYSubs == 1 && BK == 128), "kShareY: Y set and A fragments by sub-step parity");
+        if (Cfg::kShareYDelay && y_shared) {
+          // The peer's half of the previous sub-step (its copy had this
+          // sub-step's conversion to land in), then this CTA's half of this
+          // one, a commit group each: the wait at a sub-step's start (one
+          // group left in flight) still covers everything two sub-steps back.
+          if (peer_owed) {  // the previous sub-step: sub 0 of this stage, or sub 1 of the previous one
+            ptx::mbar_wait(&y_ready[1 - yset], sub > 0 ? y_shared_stages & 1 : (y_shared_stages - 1) & 1);
+            if (rank == 0) {
+              fenced([&] { mma_half(H1{}, 1 - yset, 1 - buf); });
+            } else {
+              fenced([&] { mma_half(H0{}, 1 - yset, 1 - buf); });
+            }
           }
-        };
-        using H0 = std::integral_constant<int, 0>;
-        using H1 = std::integral_constant<int, 1>;
-        // Two commit groups a sub-step, whichever the order (the sub-step's
-        // wait above leaves two in flight): ptxas closes a group at the
-        // branch around the wait anyway, and a commit after the branches
-        // became an extra, empty group.
-        auto issue = [&](auto half) {
-#pragma unroll
-          for (int i = 0; i < BN / 2; ++i) ptx::fence_register(acc[i]);
-          ptx::wgmma_fence();
-          mma_half(half);
-          ptx::wgmma_commit();
-#pragma unroll
-          for (int i = 0; i < BN / 2; ++i) ptx::fence_register(acc[i]);
-        };
-        const std::uint32_t ready_parity = y_shared_stages & 1;
-        if (Cfg::kShareYSplit && y_shared && rank == 1) {
-          issue(H1{});
-          ptx::mbar_wait(&y_ready[yset], ready_parity);
-          issue(H0{});
+          if (rank == 0) {
+            fenced([&] { mma_half(H0{}, yset, buf); });
+          } else {
+            fenced([&] { mma_half(H1{}, yset, buf); });
+          }
+          peer_owed = true;
         } else {
-          if (y_shared && !Cfg::kShareYSplit) ptx::mbar_wait(&y_ready[yset], ready_parity);
-          issue(H0{});
-          if (Cfg::kShareYSplit && y_shared) ptx::mbar_wait(&y_ready[yset], ready_parity);
-          issue(H1{});
+          if (y_shared) ptx::mbar_wait(&y_ready[yset], y_shared_stages & 1);
+          fenced([&] {
+            mma_half(H0{}, yset, buf);
+            mma_half(H1{}, yset, buf);
+          });
         }
       } else {
         mma_into(acc, false);
@@ -1343,6 +1355,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           ptx::mbar_wait(&full[s], (it / kStages) & 1);
           if ((kb + 1) * BK > p.k) clear_scales_past_k(s, kb * BK);
           consume_stage(s, kb, nullptr, false, xs_row0, ys_row0);
+        }
+        if constexpr (Cfg::kShareYDelay) {  // the last sub-step's peer half (Y set 1, A fragments 1)
+          if (peer_owed) {
+            ptx::mbar_wait(&y_ready[1], (y_shared_stages - 1) & 1);
+            peer_owed = false;
+            if (rank == 0) {
+              fenced([&] { mma_half(H1{}, 1, 1); });
+            } else {
+              fenced([&] { mma_half(H0{}, 1, 1); });
+            }
+          }
         }
         ptx::wgmma_wait<0>();
       }
