@@ -65,13 +65,6 @@
 #include "kernels/sm90/ptx/wgmma.cuh"
 #include "kernels/sm90/tile_scheduler.cuh"
 
-// Shared weight conversion in two-CTA clusters (GemmConfig::kShareY): 0 off,
-// 1 on, 2 on with the peer half's MMAs a sub-step late (an A/B switch while
-// measured).
-#ifndef FP4MOE_SHARE_Y
-#define FP4MOE_SHARE_Y 2
-#endif
-
 namespace fp4moe::kernels {
 
 constexpr int align_up(int x, int a) { return (x + a - 1) / a * a; }
@@ -258,21 +251,7 @@ struct GemmConfig {
   // Two-CTA clusters: then one mbarrier on which both CTAs' consumer warps
   // arrive before either leaves (the peer may still arrive on this CTA's
   // stage barriers until then).
-  // Two-CTA clusters that share the weight tile (t.multicast): each CTA
-  // dequantises half of the BF16 weight tile (kShareY) and copies it into
-  // the same buffer of its peer by a shared-memory bulk copy, so a weight
-  // is converted once per cluster instead of once per CTA (the prefill
-  // tile is bound by its conversion's instruction stream, not by the
-  // tensor cores: docs/PERF.md stop 31). Two more mbarrier pairs, one per
-  // BF16 buffer: y_free (the 16 consumer warps of both CTAs are done with
-  // the buffer's last MMAs) and y_ready (the peer's half has landed).
-  // kShareYDelay: a sub-step's MMAs on the peer's half are issued a
-  // sub-step late, so the copy has a sub-step's conversion to land in.
-  static constexpr bool kShareY = kCluster == 2 && FP4MOE_SHARE_Y > 0;
-  static constexpr bool kShareYDelay = kShareY && FP4MOE_SHARE_Y == 2;
-  static constexpr int kYHalfBytes = BN / 2 * 128;
-  static constexpr int kOffPrefix =
-      kOffBarriers + 16 * kStages + (kGather ? 8 * kConsumers : 0) + (kCluster == 2 ? 8 : 0) + (kShareY ? 32 : 0);
+  static constexpr int kOffPrefix = kOffBarriers + 16 * kStages + (kGather ? 8 * kConsumers : 0) + (kCluster == 2 ? 8 : 0);
   // MoE-dense: the producer warp's ring of alpha columns (one expert's alpha
   // for the tile's tokens per slot), fetched kAlphaLookahead experts ahead
   // so deciding whether to skip an expert never waits on memory.
@@ -348,8 +327,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   std::uint64_t* empty = full + kStages;
   std::uint64_t* order = empty + kStages;  // gather: the pass hand-over, one per consumer warpgroup
   std::uint64_t* cluster_done = order + (Cfg::kGather ? Cfg::kConsumers : 0);  // two-CTA clusters
-  std::uint64_t* y_free = cluster_done + 1;  // kShareY: per BF16 buffer
-  std::uint64_t* y_ready = y_free + 2;
   constexpr bool kPair = Cfg::kCluster == 2;
   const std::uint32_t rank = kPair ? ptx::cluster_rank() : 0;
   std::int32_t* prefix = reinterpret_cast<std::int32_t*>(smem + Cfg::kOffPrefix);
@@ -374,12 +351,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       for (int w = 0; w < Cfg::kConsumers; ++w) ptx::mbar_init(&order[w], 128);  // every thread of the previous owner
     }
     if constexpr (kPair) ptx::mbar_init(cluster_done, 16);  // both CTAs' consumer warps
-    if constexpr (Cfg::kShareY) {
-      for (int b = 0; b < 2; ++b) {
-        ptx::mbar_init(&y_free[b], 2 * Cfg::kConsumerThreads / 32);  // both CTAs' consumer warps
-        ptx::mbar_init(&y_ready[b], 1);                              // this CTA's expect_tx; the peer's copy
-      }
-    }
     ptx::fence_mbarrier_init();
   }
   if constexpr (Cfg::kLayout == Layout::kMasked) {
@@ -621,19 +592,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   static_assert(!Cfg::kYWholeStage || !Cfg::kFp8, "whole-stage tokens: the BF16 route");
   static_assert(!Cfg::kPrepackedB || Cfg::kSwap || kYSplit == 1, "prepacked weights as Y: whole chunks (logical_pieces)");
   ItemPlace xpl[kXItems > 0 ? kXItems : 1], ypl[kYItems];
-  // kShareY: whether the current tile's weight conversion is shared with
-  // the peer (then a thread's one Y item lies in this CTA's half), and the
-  // shared stages consumed so far (y_ready's phases).
-  bool y_shared = false, peer_owed = false;  // peer_owed: kShareYDelay's MMAs of the last sub-step's peer half
-  std::uint32_t y_shared_stages = 0;
   auto place_items = [&](std::int32_t xs_row0, std::int32_t ys_row0) {
 #pragma unroll
     for (int u = 0; u < kXItems; ++u)
       xpl[u] = items.place(0, Cfg::kOffXScale, xs_row0, 64, 64 * wg, kXSplit, ctid % 128 + 128 * u);
-    if (Cfg::kShareY && y_shared) {
-      ypl[0] = items.place(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN / 2, int(rank) * (BN / 2), kYSplit, y_tid);
-      return;
-    }
 #pragma unroll
     for (int u = 0; u < kYItems; ++u)
       ypl[u] = Cfg::kYWholeStage
@@ -851,31 +813,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     }
   };
 
-  // kShareY's MMAs (generic lambdas: compiled only where called). The MMAs of one half of the weight tile (output columns h·BN/2..,
-  // acc h·BN/4..) on Y set `set` and A fragment set `fb`.
-  // (kHalfBN: a valid MMA width in the kernels that never call these.)
-  constexpr int kHalfBN = Cfg::kShareY ? BN / 2 : 8;
-  auto mma_half = [&](auto half, int set, int fb) {
-    constexpr int h = decltype(half)::value;
-    float(&dh)[kHalfBN / 2] = *reinterpret_cast<float(*)[kHalfBN / 2]>(&acc[h * (kHalfBN / 2)]);
-#pragma unroll
-    for (int step = 0; step < 4; ++step) {
-      const std::uint64_t yd = ptx::smem_desc_sw128_from_lo(ydesc[set]) + ((h * Cfg::kYHalfBytes) >> 4) + 2 * step;
-      ptx::WgmmaRS<ptx::BF16, kHalfBN>::mma(dh, afrag[fb][step], yd, true);
-    }
-  };
-  using H0 = std::integral_constant<int, 0>;
-  using H1 = std::integral_constant<int, 1>;
-  auto fenced = [&](auto&& mmas) {  // one commit group
-#pragma unroll
-    for (int i = 0; i < BN / 2; ++i) ptx::fence_register(acc[i]);
-    ptx::wgmma_fence();
-    mmas();
-    ptx::wgmma_commit();
-#pragma unroll
-    for (int i = 0; i < BN / 2; ++i) ptx::fence_register(acc[i]);
-  };
-
   // Consumes the stage holding K block kb: dequantise, then MMA, per 64-K
   // sub-step. `header` (MoE-dense only) carries the expert's alpha on its
   // last stage (on every stage for the FP8 route).
@@ -931,19 +868,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
             ptx::sts128(conv_base, make_uint4(afrag[buf][step][0], afrag[buf][step][1], afrag[buf][step][2], afrag[buf][step][3]));
         }
       }
-      if (y_turn) {
-        if constexpr (Cfg::kShareY) {  // this warp is done with the buffer: tell both CTAs (waited on before the stores)
-          __syncwarp();
-          if (lane == 0) {
-            ptx::mbar_arrive(&y_free[yset]);
-            ptx::mbar_arrive_remote(ptx::smem_addr(&y_free[yset]) + peer_delta);
-          }
-        } else {
-          ptx::named_barrier(bar_free, kYThreads);
-        }
-      }
-      // kShareY: item u > 0 is the peer's on shared tiles.
-      [[maybe_unused]] const int y_items = Cfg::kShareY && y_shared ? 1 : kYItems;
+      if (y_turn) ptx::named_barrier(bar_free, kYThreads);
       const std::uint32_t ybuf = ybuf0 + yset * Cfg::kYSetBytes;  // the set's first buffer
       const std::uint32_t xbuf = xconv_base + buf * Cfg::kXConvBytes;
       // kXInRegs: X's words, read first so their latency hides behind Y's
@@ -985,8 +910,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 #pragma unroll
           for (int g = 0; g < kYSubs; ++g)
 #pragma unroll
-            for (int u = 0; u < kYItems; ++u)
-              if (!Cfg::kShareY || u < y_items) yi[g][u] = items.load(ypl[u], x_base, sub + g, kYSplit);
+            for (int u = 0; u < kYItems; ++u) yi[g][u] = items.load(ypl[u], x_base, sub + g, kYSplit);
         }
       }
       // kXInRegs: the X words' scale factors, looked up once Y's loads are in flight.
@@ -1003,9 +927,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 #pragma unroll
         for (int u = 0; u < kXItems; ++u) items.template store<false>(xi[u], xpl[u], kXSplit, xbuf);
       }
-      if constexpr (Cfg::kShareY) {  // both CTAs are done with the buffer's last MMAs
-        if (y_turn) ptx::mbar_wait(&y_free[yset], it & 1);
-      }
       if (y_turn) {
         if constexpr (Cfg::kYWholeStage) {
           if constexpr (kYHalves) {
@@ -1018,8 +939,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           for (int g = 0; g < kYSubs; ++g)
 #pragma unroll
             for (int u = 0; u < kYItems; ++u)
-              if (!Cfg::kShareY || u < y_items)
-                items.template store<!Cfg::kSwap>(yi[g][u], ypl[u], kYSplit, ybuf + g * Cfg::kYConvBytes);
+              items.template store<!Cfg::kSwap>(yi[g][u], ypl[u], kYSplit, ybuf + g * Cfg::kYConvBytes);
         }
       }
       if constexpr (Cfg::kXInRegs) {
@@ -1090,13 +1010,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       if (y_turn) {
         ptx::fence_proxy_async_smem();
         ptx::named_barrier(bar_ready, kYThreads);
-        if constexpr (Cfg::kShareY) {  // this CTA's half into the peer's buffer; the peer's half is announced here
-          if (y_shared && ctid == 0) {
-            const std::uint32_t half = ybuf + rank * Cfg::kYHalfBytes;
-            ptx::mbar_arrive_expect_tx(&y_ready[yset], Cfg::kYHalfBytes);
-            ptx::bulk_copy_to_peer(half + peer_delta, half, Cfg::kYHalfBytes, ptx::smem_addr(&y_ready[yset]) + peer_delta);
-          }
-        }
       }
       if (sub == BK / 64 - 1) {
         // Release the stage only once every value this thread loaded from it
@@ -1153,40 +1066,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       if constexpr (Cfg::kMoe || Cfg::kGather) {
         mma_into(expert_acc, part_fresh);
         part_fresh = false;
-      } else if constexpr (Cfg::kShareY) {
-        static_assert(!Cfg::kShareY || (kYSubs == 1 && BK == 128), "kShareY: Y set and A fragments by sub-step parity");
-        if (Cfg::kShareYDelay && y_shared) {
-          // The peer's half of the previous sub-step (its copy had this
-          // sub-step's conversion to land in), then this CTA's half of this
-          // one, a commit group each: the wait at a sub-step's start (one
-          // group left in flight) still covers everything two sub-steps back.
-          if (peer_owed) {  // the previous sub-step: sub 0 of this stage, or sub 1 of the previous one
-            ptx::mbar_wait(&y_ready[1 - yset], sub > 0 ? y_shared_stages & 1 : (y_shared_stages - 1) & 1);
-            if (rank == 0) {
-              fenced([&] { mma_half(H1{}, 1 - yset, 1 - buf); });
-            } else {
-              fenced([&] { mma_half(H0{}, 1 - yset, 1 - buf); });
-            }
-          }
-          if (rank == 0) {
-            fenced([&] { mma_half(H0{}, yset, buf); });
-          } else {
-            fenced([&] { mma_half(H1{}, yset, buf); });
-          }
-          peer_owed = true;
-        } else {
-          if (y_shared) ptx::mbar_wait(&y_ready[yset], y_shared_stages & 1);
-          fenced([&] {
-            mma_half(H0{}, yset, buf);
-            mma_half(H1{}, yset, buf);
-          });
-        }
       } else {
         mma_into(acc, false);
       }
     }
     if (ends_expert) fold_pending = true;
-    if (Cfg::kShareY && y_shared) ++y_shared_stages;
   };
 
   // The epilogue's stores. This thread's output rows: without swap-AB its X
@@ -1331,7 +1215,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
       const std::int32_t xs_row0 = x_scale_row0(t) % 128;
       const std::int32_t ys_row0 = y_scale_row0(t) % 128;
-      y_shared = Cfg::kShareY && t.multicast;
       place_items(xs_row0, ys_row0);
       if constexpr (Cfg::kMoe) {
         part_fresh = true;
@@ -1355,17 +1238,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           ptx::mbar_wait(&full[s], (it / kStages) & 1);
           if ((kb + 1) * BK > p.k) clear_scales_past_k(s, kb * BK);
           consume_stage(s, kb, nullptr, false, xs_row0, ys_row0);
-        }
-        if constexpr (Cfg::kShareYDelay) {  // the last sub-step's peer half (Y set 1, A fragments 1)
-          if (peer_owed) {
-            ptx::mbar_wait(&y_ready[1], (y_shared_stages - 1) & 1);
-            peer_owed = false;
-            if (rank == 0) {
-              fenced([&] { mma_half(H1{}, 1, 1); });
-            } else {
-              fenced([&] { mma_half(H0{}, 1, 1); });
-            }
-          }
         }
         ptx::wgmma_wait<0>();
       }

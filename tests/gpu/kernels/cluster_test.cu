@@ -65,49 +65,5 @@ TEST(ClusterWrappers, MulticastFillsBothCtasAndRemoteArrivalsComplete) {
     for (int i = 0; i < 2 * kHalfWords; ++i) ASSERT_EQ(got[cta * 2 * kHalfWords + i], in[i]) << "CTA " << cta << ", word " << i;
 }
 
-// bulk_copy_to_peer: each CTA writes a pattern of its own into its buffer
-// (generic stores, then the proxy fence), announces the peer's bytes on its
-// own mbarrier and copies its buffer into the peer's second buffer, counted
-// on the peer's mbarrier; each must end up holding the peer's pattern. The
-// copy may complete before the expect_tx it balances.
-__global__ void __cluster_dims__(2, 1, 1) copy_to_peer_kernel(std::uint32_t* out) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  __shared__ __align__(128) std::uint32_t mine[kHalfWords], from_peer[kHalfWords];
-  __shared__ __align__(8) std::uint64_t landed;
-  const std::uint32_t rank = cluster_rank();
-  if (threadIdx.x == 0) {
-    mbar_init(&landed, 1);
-    fence_mbarrier_init();
-  }
-  for (int i = threadIdx.x; i < kHalfWords; i += blockDim.x) {
-    mine[i] = 0x9e3779b9u * (i + 1) + rank;
-    from_peer[i] = 0xdeadbeefu;
-  }
-  fence_proxy_async_smem();
-  cluster_sync();  // both CTAs' barriers and buffers are ready
-  if (threadIdx.x == 0) {
-    const std::uint32_t peer = rank ^ 1u;
-    bulk_copy_to_peer(map_to_rank(smem_addr(from_peer), peer), smem_addr(mine), kHalfWords * 4,
-                      map_to_rank(smem_addr(&landed), peer));
-    mbar_arrive_expect_tx(&landed, kHalfWords * 4);
-  }
-  mbar_wait(&landed, 0);
-  for (int i = threadIdx.x; i < kHalfWords; i += blockDim.x) out[blockIdx.x * kHalfWords + i] = from_peer[i];
-  cluster_sync();  // neither CTA leaves while its copy may still read or write shared memory
-#endif
-}
-
-TEST(ClusterWrappers, BulkCopyToPeerLandsOnThePeersBarrier) {
-  FP4MOE_REQUIRE_GPU();
-  test::DeviceBuffer<std::uint32_t> dout(2 * kHalfWords);
-  dout.fill_bytes(0);
-  copy_to_peer_kernel<<<2, 128>>>(dout.get());
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  const std::vector<std::uint32_t> got = dout.download();
-  for (int cta = 0; cta < 2; ++cta)
-    for (int i = 0; i < kHalfWords; ++i)
-      ASSERT_EQ(got[cta * kHalfWords + i], 0x9e3779b9u * (i + 1) + std::uint32_t(cta ^ 1)) << "CTA " << cta << ", word " << i;
-}
-
 }  // namespace
 }  // namespace fp4moe::ptx

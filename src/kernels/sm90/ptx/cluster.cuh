@@ -1,6 +1,6 @@
 // Thread-block-cluster wrappers: rank, a peer CTA's shared memory (mapa),
-// TMA loads multicast to the CTAs of a cluster, a bulk copy into a peer's
-// shared memory, arrivals on a peer's mbarrier and the cluster barrier. tests/gpu/kernels/cluster_test.cu
+// TMA loads multicast to the CTAs of a cluster, arrivals on a peer's
+// mbarrier and the cluster barrier. tests/gpu/kernels/cluster_test.cu
 // checks each in a two-CTA cluster.
 #pragma once
 
@@ -40,17 +40,6 @@ __device__ __forceinline__ void bulk_load_multicast(std::uint32_t dst, const voi
           dst),
       "l"(src), "r"(bytes), "r"(bar), "h"(mask)
       : "memory");
-}
-/// Bulk copy of `bytes` (a multiple of 16) from this CTA's shared memory at
-/// `src` (shared::cta) to shared::cluster address `dst` (a peer's), whose
-/// completion counts `bytes` on the mbarrier at shared::cluster address
-/// `bar` (the peer's). The copy reads `src` through the async proxy: generic
-/// writes to it need fence_proxy_async_smem first.
-__device__ __forceinline__ void bulk_copy_to_peer(std::uint32_t dst, std::uint32_t src, std::uint32_t bytes,
-                                                  std::uint32_t bar) {
-  asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-               "r"(src), "r"(bytes), "r"(bar)
-               : "memory");
 }
 /// An arrival on the mbarrier at shared::cluster address `bar` (a peer's)
 /// that publishes nothing (a stage of shared memory is free again): default
