@@ -202,9 +202,9 @@ GemmTactic pick_tile(const ProblemShape& shape) {
   // Few tokens per weight tile: the weights dominate the bytes, so put them
   // on the register side and stage the tokens (swap-AB), with the smallest
   // token tile that holds them. Otherwise the widest direct tile. MoE-dense
-  // stops at 64 tokens: its swap-AB 128-token tile keeps alpha for 128
-  // tokens in registers beside two accumulators and spills (ptxas: ~200
-  // bytes), measured 2x slower than the direct 128 x 128 tile.
+  // stops at 64 tokens: its swap-AB 128-token tile ran 1.03-1.07x the
+  // direct 128 x 128 tile's time at M = 96-384 (seed-fc2, H200,
+  // docs/PERF.md stop 31; 2x before its fold read alpha from shared memory).
   //
   // With routed alpha (MoE-dense, top_k known) a token tile smaller than M
   // reads the weights more often but skips more experts per tile, and makes

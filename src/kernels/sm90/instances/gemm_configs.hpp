@@ -44,8 +44,7 @@
   X(FMT, LAYOUT, false, 128, 256, 4, 1)          \
   X(FMT, LAYOUT, true, 16, 256, 4, 2)            \
   X(FMT, LAYOUT, true, 32, 256, 3, 2)            \
-  X(FMT, LAYOUT, true, 64, 256, 7, 1)            \
-  X(FMT, LAYOUT, true, 128, 256, 5, 1)
+  X(FMT, LAYOUT, true, 64, 256, 7, 1)
 
 // MoE gather (moe_dense_fc2 with each expert's tokens gathered): 64 weight
 // rows against every token, one expert's tokens 16 (or, for experts with
