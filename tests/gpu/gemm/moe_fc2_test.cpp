@@ -471,6 +471,45 @@ TEST(MoeFc2, TailTokensRunOnTheirOwnTile) {
   }
 }
 
+// The 128-token swap-AB tile reads an expert's alpha at its fold from the
+// stage that ended the expert, which it releases only after the fold
+// (GemmConfig::kAlphaAtFold). With W = 128 every stage ends an expert, so
+// every stage is held across the next one's first sub-step; with expert
+// skipping (top-k alpha), tiles whose next stage is the tile's end fold
+// last. Both formats, split 1, 2 and stream-K, a short token tile (M = 200),
+// against the reference, repeats bit-identical. (A small case for
+// compute-sanitizer racecheck.)
+TEST(MoeFc2, Swap128TileFoldsAlphaFromTheHeldStage) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  int ran = 0;
+  for (Fp4Format format : {Fp4Format::kNVFP4, Fp4Format::kMXFP4})
+    for (const auto& e : kernels::kernel_registry()) {
+      if (e.format != format || e.layout != kernels::Layout::kMoeDense || !e.tactic.swap_ab || e.tactic.block_n != 128 ||
+          e.tactic.moe_gather)
+        continue;
+      for (int split : {1, 2, 0}) {
+        GemmTactic t = e.tactic;
+        t.split_k = split;
+        Fc2Case c;
+        c.format = format;
+        c.experts = 8;
+        c.width = 128;
+        c.m = 200;
+        c.n = 256;
+        c.alpha = split == 2 ? AlphaKind::kTopK : AlphaKind::kDense;
+        c.expert_major = split == 0;
+        c.content = split == 1 ? Fp4Content::kIntegerValued : Fp4Content::kRandom;
+        c.tactic = &t;
+        c.repeats = 2;
+        SCOPED_TRACE(c.describe());
+        test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
+        ++ran;
+      }
+    }
+  EXPECT_EQ(ran, 2 * 3);
+}
+
 TEST(MoeFc2, EmptyMWritesNothing) {
   FP4MOE_REQUIRE_GPU();
   test::HostFp4 a(Fp4Format::kMXFP4, ScaleLayout::kTiled128x4, 0, 256), b(Fp4Format::kMXFP4, ScaleLayout::kTiled128x4, 64, 256);
