@@ -65,6 +65,10 @@
 #include "kernels/sm90/ptx/wgmma.cuh"
 #include "kernels/sm90/tile_scheduler.cuh"
 
+#ifndef FP4MOE_Y_PREFETCH
+#define FP4MOE_Y_PREFETCH 1
+#endif
+
 namespace fp4moe::kernels {
 
 constexpr int align_up(int x, int a) { return (x + a - 1) / a * a; }
@@ -834,6 +838,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       load_x_factors(sub_n, row, word, xcode_next, std::false_type{});
     };
     if constexpr (kXPrefetch) prefetch_x(0);
+    // kYPrefetch (FP4MOE_Y_PREFETCH, measured as an A/B): the prefill tile
+    // loads sub-step s + 1's Y items (words, codes and factors) at sub-step
+    // s of a stage, so their shared-load chain (code, then table entry,
+    // then the HMUL2 that waits on it: ncu's top stall in the dense tile)
+    // overlaps sub-step s's conversion.
+    constexpr bool kYPrefetch = FP4MOE_Y_PREFETCH && !Cfg::kSwap && !Cfg::kMoe && !Cfg::kFp8 && !Cfg::kFc1 &&
+                                !Cfg::kGather && Cfg::kXInRegs && Cfg::kYConvSubs == 1 && !Cfg::kYWholeStage;
+    [[maybe_unused]] Item y_next[kYItems];
 #pragma unroll
     for (int sub = 0; sub < BK / 64; ++sub) {
       const int buf = sub % 2;  // the A fragment set (kXInRegs) or X buffer
@@ -910,7 +922,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 #pragma unroll
           for (int g = 0; g < kYSubs; ++g)
 #pragma unroll
-            for (int u = 0; u < kYItems; ++u) yi[g][u] = items.load(ypl[u], x_base, sub + g, kYSplit);
+            for (int u = 0; u < kYItems; ++u)
+              yi[g][u] = kYPrefetch && sub > 0 ? y_next[u] : items.load(ypl[u], x_base, sub + g, kYSplit);
+          if constexpr (kYPrefetch) {  // the next sub-step's items of this stage, behind this one's
+            if (sub + 1 < BK / 64) {
+#pragma unroll
+              for (int u = 0; u < kYItems; ++u) y_next[u] = items.load(ypl[u], x_base, sub + 1, kYSplit);
+            }
+          }
         }
       }
       // kXInRegs: the X words' scale factors, looked up once Y's loads are in flight.
