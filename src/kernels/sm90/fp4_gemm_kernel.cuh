@@ -65,10 +65,6 @@
 #include "kernels/sm90/ptx/wgmma.cuh"
 #include "kernels/sm90/tile_scheduler.cuh"
 
-#ifndef FP4MOE_Y_PREFETCH
-#define FP4MOE_Y_PREFETCH 1
-#endif
-
 namespace fp4moe::kernels {
 
 constexpr int align_up(int x, int a) { return (x + a - 1) / a * a; }
@@ -838,13 +834,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       load_x_factors(sub_n, row, word, xcode_next, std::false_type{});
     };
     if constexpr (kXPrefetch) prefetch_x(0);
-    // kYPrefetch (FP4MOE_Y_PREFETCH, measured as an A/B): the prefill tile
-    // loads sub-step s + 1's Y items (words, codes and factors) at sub-step
-    // s of a stage, so their shared-load chain (code, then table entry,
-    // then the HMUL2 that waits on it: ncu's top stall in the dense tile)
-    // overlaps sub-step s's conversion.
-    constexpr bool kYPrefetch = FP4MOE_Y_PREFETCH && !Cfg::kSwap && !Cfg::kMoe && !Cfg::kFp8 && !Cfg::kFc1 &&
-                                !Cfg::kGather && Cfg::kXInRegs && Cfg::kYConvSubs == 1 && !Cfg::kYWholeStage;
+    // kYPrefetch: the prefill tile loads sub-step s + 1's Y items (words,
+    // codes and factors) at sub-step s of a stage, so their shared-load
+    // chain (code, then table entry, then the HMUL2 that waits on it: ncu's
+    // top stall in the dense tile) overlaps sub-step s's conversion. Only
+    // the dense layout on NVFP4, where it measured faster: 0.959x the time
+    // on every cluster row of the dense suite, 0.982-0.985x prepacked or
+    // without clusters. The contiguous layout's NVFP4 prefill rows ran
+    // 1.023-1.024x, MXFP4 rows 1.00-1.02x (H200, docs/PERF.md stop 31).
+    constexpr bool kYPrefetch = Cfg::kLayout == Layout::kDense && kNv && !Cfg::kSwap && !Cfg::kFp8 && Cfg::kXInRegs &&
+                                Cfg::kYConvSubs == 1 && !Cfg::kYWholeStage;
     [[maybe_unused]] Item y_next[kYItems];
 #pragma unroll
     for (int sub = 0; sub < BK / 64; ++sub) {
