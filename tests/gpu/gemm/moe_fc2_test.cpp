@@ -195,6 +195,15 @@ TEST_P(MoeFc2AllTactics, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(All, MoeFc2AllTactics, ::testing::Values(Fp4Format::kNVFP4, Fp4Format::kMXFP4),
                          [](const auto& info) { return std::string(format_name(info.param)); });
 
+/// fn(format, entry) for every compiled MoE-dense kernel of both formats
+/// that keep(entry) accepts.
+template <class Keep, class Fn>
+void for_each_moe_dense_kernel(Keep keep, Fn fn) {
+  for (Fp4Format format : {Fp4Format::kNVFP4, Fp4Format::kMXFP4})
+    for (const auto& e : kernels::kernel_registry())
+      if (e.format == format && e.layout == kernels::Layout::kMoeDense && keep(e)) fn(format, e);
+}
+
 // Weights prepacked (prepack_weights): every tile of both formulations
 // (the gathered one for routed alpha), split_k 1 and 2, against the float64
 // reference.
@@ -202,30 +211,28 @@ TEST(MoeFc2, PrepackedWeightsEveryTile) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;
   int ran = 0;
-  for (Fp4Format format : {Fp4Format::kNVFP4, Fp4Format::kMXFP4})
-    for (const auto& e : kernels::kernel_registry()) {
-      if (e.format != format || e.layout != kernels::Layout::kMoeDense) continue;
-      if (e.tactic.fp8) continue;  // the FP8 route reads the standard bit order only (GemmRules.PrepackedWeightsRefuseTheFp8Route)
-      ASSERT_NE(e.launch_prepacked, nullptr) << e.tactic.name();
-      for (int split : {1, 2}) {
-        if (split > e.max_split_k) continue;
-        GemmTactic t = e.tactic;
-        t.split_k = split;
-        Fc2Case c;
-        c.format = format;
-        c.experts = 8;
-        c.width = 256;
-        c.m = e.tactic.moe_gather ? 40 : (split == 1 ? 31 : 127);
-        c.n = 256;
-        c.alpha = e.tactic.moe_gather || split == 2 ? AlphaKind::kTopK : AlphaKind::kDense;
-        c.content = split == 1 ? Fp4Content::kIntegerValued : Fp4Content::kRandom;
-        c.tactic = &t;
-        c.prepack_b = true;
-        SCOPED_TRACE(c.describe());
-        test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
-        ++ran;
-      }
+  // (The FP8 route reads the standard bit order only: GemmRules.PrepackedWeightsRefuseTheFp8Route.)
+  for_each_moe_dense_kernel([](const auto& e) { return !e.tactic.fp8; }, [&](Fp4Format format, const auto& e) {
+    ASSERT_NE(e.launch_prepacked, nullptr) << e.tactic.name();
+    for (int split : {1, 2}) {
+      if (split > e.max_split_k) continue;
+      GemmTactic t = e.tactic;
+      t.split_k = split;
+      Fc2Case c;
+      c.format = format;
+      c.experts = 8;
+      c.width = 256;
+      c.m = e.tactic.moe_gather ? 40 : (split == 1 ? 31 : 127);
+      c.n = 256;
+      c.alpha = e.tactic.moe_gather || split == 2 ? AlphaKind::kTopK : AlphaKind::kDense;
+      c.content = split == 1 ? Fp4Content::kIntegerValued : Fp4Content::kRandom;
+      c.tactic = &t;
+      c.prepack_b = true;
+      SCOPED_TRACE(c.describe());
+      test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
+      ++ran;
     }
+  });
   EXPECT_GE(ran, 2 * 10);
 }
 
@@ -483,30 +490,27 @@ TEST(MoeFc2, Swap128TileFoldsAlphaFromTheHeldStage) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;
   int ran = 0;
-  for (Fp4Format format : {Fp4Format::kNVFP4, Fp4Format::kMXFP4})
-    for (const auto& e : kernels::kernel_registry()) {
-      if (e.format != format || e.layout != kernels::Layout::kMoeDense || !e.tactic.swap_ab || e.tactic.block_n != 128 ||
-          e.tactic.moe_gather)
-        continue;
-      for (int split : {1, 2, 0}) {
-        GemmTactic t = e.tactic;
-        t.split_k = split;
-        Fc2Case c;
-        c.format = format;
-        c.experts = 8;
-        c.width = 128;
-        c.m = 200;
-        c.n = 256;
-        c.alpha = split == 2 ? AlphaKind::kTopK : AlphaKind::kDense;
-        c.expert_major = split == 0;
-        c.content = split == 1 ? Fp4Content::kIntegerValued : Fp4Content::kRandom;
-        c.tactic = &t;
-        c.repeats = 2;
-        SCOPED_TRACE(c.describe());
-        test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
-        ++ran;
-      }
+  auto swap128 = [](const auto& e) { return e.tactic.swap_ab && e.tactic.block_n == 128 && !e.tactic.moe_gather; };
+  for_each_moe_dense_kernel(swap128, [&](Fp4Format format, const auto& e) {
+    for (int split : {1, 2, 0}) {
+      GemmTactic t = e.tactic;
+      t.split_k = split;
+      Fc2Case c;
+      c.format = format;
+      c.experts = 8;
+      c.width = 128;
+      c.m = 200;
+      c.n = 256;
+      c.alpha = split == 2 ? AlphaKind::kTopK : AlphaKind::kDense;
+      c.expert_major = split == 0;
+      c.content = split == 1 ? Fp4Content::kIntegerValued : Fp4Content::kRandom;
+      c.tactic = &t;
+      c.repeats = 2;
+      SCOPED_TRACE(c.describe());
+      test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
+      ++ran;
     }
+  });
   EXPECT_EQ(ran, 2 * 3);
 }
 
