@@ -216,6 +216,16 @@ struct GemmConfig {
   static constexpr bool kXPrefetch =
       kSwap && !kFp8 && (!kMoe || BN == 64) &&
       (kYWholeStage || (!kGather && (BN == 64 || (BN == 16 && kNvfp4 && kPrepackedB_))));
+  // The prefill tile loads sub-step s + 1's Y items (words, codes and
+  // factors) at sub-step s of a stage (consume_stage), so their shared-load
+  // chain (code, then table entry, then the HMUL2 that waits on it: ncu's
+  // top stall in the dense tile) overlaps sub-step s's conversion. Only the
+  // dense layout on NVFP4, where it measured faster: 0.959x the time on
+  // every cluster row of the dense suite, 0.982-0.985x prepacked or without
+  // clusters. The contiguous layout's NVFP4 prefill rows ran 1.023-1.024x,
+  // MXFP4 rows 1.00-1.02x (H200, docs/PERF.md stop 31).
+  static constexpr bool kYPrefetch = kLayout == Layout::kDense && kNvfp4 && !kSwap && !kFp8;
+  static_assert(!kYPrefetch || kYConvSubs == 1, "Y prefetch: one sub-step's tokens a conversion");
   static constexpr int kYSetBytes = kYConvSubs * kYConvBytes;
   // X from registers: with swap-AB (X = the weights, the bulk of the bytes)
   // each consumer thread converts its own wgmma A fragments straight from the
@@ -621,27 +631,31 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // released by the fold.
   int held_stage = 0;
   auto fold = [&] {
-    if constexpr (Cfg::kAlphaAtFold) {
-      const std::uint32_t a = smem_base + held_stage * Cfg::kStageBytes + Cfg::kOffHeader + sizeof(MoeStageHeader);
-      std::uint32_t dep = 0;
+    if constexpr (Cfg::kMoe) {
+      [[maybe_unused]] const std::uint32_t held_alpha =
+          smem_base + held_stage * Cfg::kStageBytes + Cfg::kOffHeader + sizeof(MoeStageHeader);
+      [[maybe_unused]] std::uint32_t dep = 0;
 #pragma unroll
-      for (int c = 0; c < BN / 8; ++c) {  // tokens 8c + 2j, 8c + 2j + 1: acc 4c + 2h + e
-        const uint2 a2 = ptx::lds64(a + 4 * (8 * c + 2 * j));
-        dep ^= a2.x ^ a2.y;
+      for (int c = 0; c < BN / 8; ++c) {
+        // Column group c: acc 4c + 2h + e (row half h, column e); alpha by
+        // column (token 8c + 2j + e) with swap-AB, else by row (x_r0 + 8h).
+        float col_alpha[2] = {0.0f, 0.0f};
+        if constexpr (Cfg::kAlphaAtFold) {
+          const uint2 a2 = ptx::lds64(held_alpha + 4 * (8 * c + 2 * j));
+          dep ^= a2.x ^ a2.y;
+          col_alpha[0] = __uint_as_float(a2.x);
+          col_alpha[1] = __uint_as_float(a2.y);
+        } else if constexpr (Cfg::kSwap) {
+          col_alpha[0] = alpha[2 * c];
+          col_alpha[1] = alpha[2 * c + 1];
+        }
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          acc[4 * c + 2 * h] = fmaf(__uint_as_float(a2.x), expert_acc[4 * c + 2 * h], acc[4 * c + 2 * h]);
-          acc[4 * c + 2 * h + 1] = fmaf(__uint_as_float(a2.y), expert_acc[4 * c + 2 * h + 1], acc[4 * c + 2 * h + 1]);
+        for (int i = 4 * c; i < 4 * c + 4; ++i) {
+          const int h = (i / 2) % 2, e = i % 2;
+          acc[i] = fmaf(Cfg::kSwap ? col_alpha[e] : alpha[h], expert_acc[i], acc[i]);
         }
       }
-      ptx::mbar_arrive_after(&empty[held_stage], dep, p.k < 0);
-    } else if constexpr (Cfg::kMoe) {
-#pragma unroll
-      for (int i = 0; i < BN / 2; ++i) {
-        // acc index 4c + 2h + e: column group c = i / 4, row half h, column e
-        const int c = i / 4, h = (i / 2) % 2, e = i % 2;
-        acc[i] = fmaf(alpha[Cfg::kSwap ? 2 * c + e : h], expert_acc[i], acc[i]);
-      }
+      if constexpr (Cfg::kAlphaAtFold) ptx::mbar_arrive_after(&empty[held_stage], dep, p.k < 0);
     }
     fold_pending = false;
     part_fresh = true;
@@ -834,16 +848,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       load_x_factors(sub_n, row, word, xcode_next, std::false_type{});
     };
     if constexpr (kXPrefetch) prefetch_x(0);
-    // kYPrefetch: the prefill tile loads sub-step s + 1's Y items (words,
-    // codes and factors) at sub-step s of a stage, so their shared-load
-    // chain (code, then table entry, then the HMUL2 that waits on it: ncu's
-    // top stall in the dense tile) overlaps sub-step s's conversion. Only
-    // the dense layout on NVFP4, where it measured faster: 0.959x the time
-    // on every cluster row of the dense suite, 0.982-0.985x prepacked or
-    // without clusters. The contiguous layout's NVFP4 prefill rows ran
-    // 1.023-1.024x, MXFP4 rows 1.00-1.02x (H200, docs/PERF.md stop 31).
-    constexpr bool kYPrefetch = Cfg::kLayout == Layout::kDense && kNv && !Cfg::kSwap && !Cfg::kFp8 && Cfg::kXInRegs &&
-                                Cfg::kYConvSubs == 1 && !Cfg::kYWholeStage;
     [[maybe_unused]] Item y_next[kYItems];
 #pragma unroll
     for (int sub = 0; sub < BK / 64; ++sub) {
@@ -922,8 +926,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           for (int g = 0; g < kYSubs; ++g)
 #pragma unroll
             for (int u = 0; u < kYItems; ++u)
-              yi[g][u] = kYPrefetch && sub > 0 ? y_next[u] : items.load(ypl[u], x_base, sub + g, kYSplit);
-          if constexpr (kYPrefetch) {  // the next sub-step's items of this stage, behind this one's
+              yi[g][u] = Cfg::kYPrefetch && sub > 0 ? y_next[u] : items.load(ypl[u], x_base, sub + g, kYSplit);
+          if constexpr (Cfg::kYPrefetch) {  // the next sub-step's items of this stage, behind this one's
             if (sub + 1 < BK / 64) {
 #pragma unroll
               for (int u = 0; u < kYItems; ++u) y_next[u] = items.load(ypl[u], x_base, sub + 1, kYSplit);
