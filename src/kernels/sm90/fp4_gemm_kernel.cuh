@@ -194,9 +194,17 @@ struct GemmConfig {
   // compile time), into one set of buffers per warpgroup (no pair: a pass's
   // MMAs are waited for at its end anyway). Per 256-K stage that is one
   // barrier pair and one proxy fence instead of four, and the tokens'
-  // conversion without the run-time piece shifts of 16-byte items.
-  static constexpr bool kYWholeStage = kGather && BN <= 16;
-  static constexpr int kYSets = kYWholeStage ? 1 : 2;  // sets of Y buffers per user
+  // conversion without the run-time piece shifts of 16-byte items. The
+  // decode tiles of 16 and 32 tokens (swap-AB, one Y copy both warpgroups
+  // read, 256-K stages) do the same: the 16-token tile into a pair of sets
+  // (decode rows 0.95-0.97x the time on NVFP4, 0.97-0.98x MXFP4), the
+  // 32-token tile, whose pair does not fit beside its stages, into one set
+  // rewritten after a wait for the MMAs that read it (with three stages
+  // instead of four: 0.93-0.96x NVFP4, 0.96-0.98x MXFP4; a pair with three
+  // stages ran 0.94-0.96x / 0.98x). H200, docs/PERF.md stop 32.
+  static constexpr bool kYWholeStage =
+      (kGather && BN <= 16) || (kSwap && !kGather && !kMoe && !kFp8 && BN <= 32 && BK == 256);
+  static constexpr int kYSets = kYWholeStage && (kGather || BN == 32) ? 1 : 2;  // sets of Y buffers per user
   static constexpr int kYConvSubs = [] {
     if (kYWholeStage) return BK / 64;
     int subs = kSwap && !kPrivateY && !kMoe && !kFp8 ? BK / 128 : 1;
@@ -215,7 +223,7 @@ struct GemmConfig {
   // tile is not measured.
   static constexpr bool kXPrefetch =
       kSwap && !kFp8 && (!kMoe || BN == 64) &&
-      (kYWholeStage || (!kGather && (BN == 64 || (BN == 16 && kNvfp4 && kPrepackedB_))));
+      ((kGather && kYWholeStage) || (!kGather && (BN == 64 || (BN == 16 && kNvfp4 && kPrepackedB_))));
   // The prefill tile loads sub-step s + 1's Y items (words, codes and
   // factors) at sub-step s of a stage (consume_stage), so their shared-load
   // chain (code, then table entry, then the HMUL2 that waits on it: ncu's
@@ -849,6 +857,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     };
     if constexpr (kXPrefetch) prefetch_x(0);
     [[maybe_unused]] Item y_next[kYItems];
+    // Where the Y sets alternate stage by stage (one group a stage), the
+    // stage count through a shuffle: ptxas then knows the set, and so the
+    // wgmmas' descriptors, are warp-uniform and keeps them in uniform
+    // registers (as a per-thread value the set cost a stack array and two
+    // R2UR a wgmma).
+    [[maybe_unused]] std::uint32_t it_warp = 0;
+    if constexpr (Cfg::kYSets == 2 && (BK / 64 / Cfg::kYConvSubs) % 2 == 1) it_warp = __shfl_sync(0xffffffffu, it, 0);
 #pragma unroll
     for (int sub = 0; sub < BK / 64; ++sub) {
       const int buf = sub % 2;  // the A fragment set (kXInRegs) or X buffer
@@ -859,7 +874,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       constexpr int kYSubs = Cfg::kYConvSubs, kYGroups = BK / 64 / kYSubs;
       const bool y_turn = sub % kYSubs == 0;
       const std::uint32_t yset =
-          Cfg::kYSets == 1 ? 0u : kYGroups % 2 == 0 ? (sub / kYSubs) % 2 : (it + sub / kYSubs) % 2;
+          Cfg::kYSets == 1 ? 0u : kYGroups % 2 == 0 ? (sub / kYSubs) % 2 : (it_warp + sub / kYSubs) % 2;
       const std::uint32_t yoff = (sub % kYSubs) * Cfg::kYConvBytes;  // this sub-step's buffer in its set
       // The set this group rewrites was last read by this warpgroup's wgmmas
       // of the group before the last (wait<1> leaves only the latest one in
@@ -1074,7 +1089,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         ptx::wgmma_fence();
 #pragma unroll
         for (int step = 0; step < 4; ++step) {
-          const std::uint64_t yd = ptx::smem_desc_sw128_from_lo(ydesc[yset]) + ((yoff >> 4) + 2 * step);
+          const std::uint64_t yd = ptx::smem_desc_sw128_from_lo(yset ? ydesc[1] : ydesc[0]) + ((yoff >> 4) + 2 * step);
           if constexpr (Cfg::kXInRegs) {
             MmaRS::mma(d, afrag[buf][step], yd, !(fresh && step == 0));
           } else {

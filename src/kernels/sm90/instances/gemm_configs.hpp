@@ -6,6 +6,8 @@
 // decode (swap-AB) 128 weights x a few tokens, 256-K stages, two CTAs per SM
 // where the tile fits twice in shared memory (16 and 32 tokens: 80 registers
 // without spills in the loop; 64 tokens keep 32 accumulators and take one).
+// The 32-token tile has three stages: its whole-stage token buffers
+// (fp4_gemm_kernel.cuh, kYWholeStage) do not fit beside four.
 //
 // MXFP4's FP8 route (dense, contiguous, masked, MoE-dense): 128 tokens x 128
 // weights (the block accumulators are a second set of BN / 2 registers a
@@ -31,7 +33,7 @@
 #define FP4MOE_GEMM_TACTICS(X, FMT, LAYOUT) \
   X(FMT, LAYOUT, false, 256, 128, 3, 1)     \
   X(FMT, LAYOUT, true, 16, 256, 4, 2)       \
-  X(FMT, LAYOUT, true, 32, 256, 4, 2)       \
+  X(FMT, LAYOUT, true, 32, 256, 3, 2)       \
   X(FMT, LAYOUT, true, 64, 256, 5, 1)       \
   X(FMT, LAYOUT, true, 128, 256, 4, 1)
 
