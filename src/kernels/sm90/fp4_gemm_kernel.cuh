@@ -183,11 +183,12 @@ struct GemmConfig {
   static constexpr int kYConvScales = BN * 64;
   static constexpr int kYConvBytes = kFp8 ? align_up(kYConvScales + 2 * 4 * BN, 1024) : align_up(BN * 128, 1024);
   // The decode tiles (swap-AB, one shared Y copy, no MoE): the tokens of
-  // kYConvSubs 64-K sub-steps are converted together (the whole stage where
-  // shared memory holds two such sets), so the two named barriers that hand
-  // the BF16 tokens from every converting thread to every warpgroup's MMAs
-  // come once per kYConvSubs sub-steps, not every sub-step. A Y buffer of
-  // the pair is then kYConvSubs sub-step buffers (kYConvBytes each).
+  // kYConvSubs 64-K sub-steps are converted together (half a 256-K stage
+  // where shared memory holds a pair of such sets; the 16- and 32-token
+  // tiles a whole stage, below), so the two named barriers that hand the
+  // BF16 tokens from every converting thread to every warpgroup's MMAs come
+  // once per kYConvSubs sub-steps, not every sub-step. A Y buffer set is
+  // then kYConvSubs sub-step buffers (kYConvBytes each).
   static constexpr int kSmemPerSm = 227 * 1024;
   // The gather tiles of up to 16 tokens convert a whole stage's tokens at
   // once, each thread one whole 32-K chunk (every pair index known at
@@ -201,10 +202,13 @@ struct GemmConfig {
   // 32-token tile, whose pair does not fit beside its stages, into one set
   // rewritten after a wait for the MMAs that read it (with three stages
   // instead of four: 0.93-0.96x NVFP4, 0.96-0.98x MXFP4; a pair with three
-  // stages ran 0.94-0.96x / 0.98x). H200, docs/PERF.md stop 32.
-  static constexpr bool kYWholeStage =
-      (kGather && BN <= 16) || (kSwap && !kGather && !kMoe && !kFp8 && BN <= 32 && BK == 256);
-  static constexpr int kYSets = kYWholeStage && (kGather || BN == 32) ? 1 : 2;  // sets of Y buffers per user
+  // stages ran 0.94-0.96x / 0.98x); and MoE-dense's 32-token tile (both
+  // stage sizes) into one set (seed-fc2 M = 32 0.93-0.94x; a pair is 672
+  // bytes past what its 256-K version has). H200, docs/PERF.md stop 32.
+  static constexpr bool kYWholeStage = (kGather && BN <= 16) ||
+                                       (kSwap && !kGather && !kMoe && !kFp8 && BN <= 32 && BK == 256) ||
+                                       (kSwap && kMoe && !kFp8 && BN == 32);
+  static constexpr int kYSets = kYWholeStage && (kGather || kMoe || BN == 32) ? 1 : 2;  // sets of Y buffers per user
   static constexpr int kYConvSubs = [] {
     if (kYWholeStage) return BK / 64;
     int subs = kSwap && !kPrivateY && !kMoe && !kFp8 ? BK / 128 : 1;
