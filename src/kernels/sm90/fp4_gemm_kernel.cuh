@@ -196,17 +196,19 @@ struct GemmConfig {
   // MMAs are waited for at its end anyway). Per 256-K stage that is one
   // barrier pair and one proxy fence instead of four, and the tokens'
   // conversion without the run-time piece shifts of 16-byte items. The
-  // decode tiles of 16 and 32 tokens (swap-AB, one Y copy both warpgroups
-  // read, 256-K stages) do the same: the 16-token tile into a pair of sets
-  // (decode rows 0.95-0.97x the time on NVFP4, 0.97-0.98x MXFP4), the
+  // decode tiles of 16, 32 and 64 tokens (swap-AB, one Y copy both
+  // warpgroups read, 256-K stages) do the same: the 16- and 64-token tiles
+  // into a pair of sets (the 64-token tile's threads two chunks each), the
   // 32-token tile, whose pair does not fit beside its stages, into one set
-  // rewritten after a wait for the MMAs that read it (with three stages
-  // instead of four: 0.93-0.96x NVFP4, 0.96-0.98x MXFP4; a pair with three
-  // stages ran 0.94-0.96x / 0.98x); and MoE-dense's 32-token tile (both
-  // stage sizes) into one set (seed-fc2 M = 32 0.93-0.94x; a pair is 672
-  // bytes past what its 256-K version has). H200, docs/PERF.md stop 32.
+  // rewritten after a wait for the MMAs that read it, with three stages
+  // instead of four (a pair with three stages ran slower); and MoE-dense's
+  // 32-token tile (both stage sizes) into one set (a pair is 672 bytes past
+  // what its 256-K version has). H200, against sub-step tokens (docs/PERF.md
+  // stop 32): decode 16 tokens 0.95-0.98x the time, 32 tokens 0.93-0.98x,
+  // 64 tokens 0.82-0.96x (dense 64x2112x7168 at split-K 4, seven stages a
+  // slice, 1.01-1.06x); seed-fc2 M = 32 0.93-0.94x.
   static constexpr bool kYWholeStage = (kGather && BN <= 16) ||
-                                       (kSwap && !kGather && !kMoe && !kFp8 && BN <= 32 && BK == 256) ||
+                                       (kSwap && !kGather && !kMoe && !kFp8 && BN <= 64 && BK == 256) ||
                                        (kSwap && kMoe && !kFp8 && BN == 32);
   static constexpr int kYSets = kYWholeStage && (kGather || kMoe || BN == 32) ? 1 : 2;  // sets of Y buffers per user
   static constexpr int kYConvSubs = [] {
@@ -599,18 +601,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // split over the threads that share it. Every thread has the same number
   // of items, so none is ever empty.
   constexpr int kXSplit = item_split(64, 128), kXItems = Cfg::kXInRegs ? 0 : items_per_thread(64, 128, kXSplit);
-  // Whole-stage tokens (kYWholeStage): a thread's one item is chunk y_tid of
-  // the stage, or half of chunk y_tid / 2 where the threads are at least
-  // twice the chunks (one scale block a half); chunk c lies in sub-step
-  // c / 2BN. Every whole-stage tile has exactly one item a thread.
+  // Whole-stage tokens (kYWholeStage): a thread's items are chunks y_tid,
+  // y_tid + kYThreads, ... of the stage, or halves of chunks (item i: half
+  // i % 2 of chunk i / 2; one scale block a half) where the threads are at
+  // least twice the chunks; chunk c lies in sub-step c / 2BN.
   constexpr int kYStageChunks = BN * BK / 32;
   constexpr bool kYHalves = Cfg::kYWholeStage && 2 * kYStageChunks <= kYThreads;
-  constexpr int kYSplit = Cfg::kYWholeStage ? (kYHalves ? 2 : 1) : item_split(BN, kYThreads),
-                kYItems = Cfg::kYWholeStage ? 1 : items_per_thread(BN, kYThreads, kYSplit);
+  constexpr int kYSplit = Cfg::kYWholeStage ? (kYHalves ? 2 : 1) : item_split(BN, kYThreads);
   constexpr int kYStageItems = kYStageChunks * kYSplit;
+  constexpr int kYItems = Cfg::kYWholeStage ? kYStageItems / kYThreads : items_per_thread(BN, kYThreads, kYSplit);
   static_assert(kXItems * 128 == 2 * 64 * kXSplit || Cfg::kXInRegs, "X items fill the threads exactly");
-  static_assert(Cfg::kYWholeStage ? kYStageItems == kYThreads : kYItems * kYThreads == 2 * BN * kYSplit,
-                "Y items fill the threads exactly (whole-stage tokens: one a thread)");
+  static_assert(Cfg::kYWholeStage ? kYItems * kYThreads == kYStageItems : kYItems * kYThreads == 2 * BN * kYSplit,
+                "Y items fill the threads exactly");
   static_assert(!Cfg::kYWholeStage || !Cfg::kFp8, "whole-stage tokens: the BF16 route");
   static_assert(!Cfg::kPrepackedB || Cfg::kSwap || kYSplit == 1, "prepacked weights as Y: whole chunks (logical_pieces)");
   ItemPlace xpl[kXItems > 0 ? kXItems : 1], ypl[kYItems];
@@ -620,10 +622,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       xpl[u] = items.place(0, Cfg::kOffXScale, xs_row0, 64, 64 * wg, kXSplit, ctid % 128 + 128 * u);
 #pragma unroll
     for (int u = 0; u < kYItems; ++u)
-      ypl[u] = Cfg::kYWholeStage
-                   ? items.at_sub(items.place(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN, 0, kYSplit, y_tid % (2 * BN * kYSplit)),
-                                  y_tid / (2 * BN * kYSplit))
-                   : items.place(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN, 0, kYSplit, y_tid + kYThreads * u);
+      ypl[u] = Cfg::kYWholeStage ? items.at_sub(items.place(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN, 0, kYSplit,
+                                                            (y_tid + kYThreads * u) % (2 * BN * kYSplit)),
+                                                (y_tid + kYThreads * u) / (2 * BN * kYSplit))
+                                 : items.place(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN, 0, kYSplit, y_tid + kYThreads * u);
   };
 
   // MoE-dense: each expert's product goes to `expert_acc` and is folded into `acc`
@@ -868,6 +870,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     // R2UR a wgmma).
     [[maybe_unused]] std::uint32_t it_warp = 0;
     if constexpr (Cfg::kYSets == 2 && (BK / 64 / Cfg::kYConvSubs) % 2 == 1) it_warp = __shfl_sync(0xffffffffu, it, 0);
+    // (With one Y group a stage, its set's descriptor once a stage.)
+    const std::uint64_t ydesc_stage = ptx::smem_desc_sw128_from_lo(it_warp % 2 ? ydesc[1] : ydesc[0]);
 #pragma unroll
     for (int sub = 0; sub < BK / 64; ++sub) {
       const int buf = sub % 2;  // the A fragment set (kXInRegs) or X buffer
@@ -939,7 +943,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       }
       if (y_turn) {
         if constexpr (Cfg::kYWholeStage) {
-          yi[0][0] = kYHalves ? items.load_words(ypl[0], x_base, 0) : items.load(ypl[0], x_base, 0, 1);
+#pragma unroll
+          for (int u = 0; u < kYItems; ++u)
+            yi[0][u] = kYHalves ? items.load_words(ypl[u], x_base, 0) : items.load(ypl[u], x_base, 0, 1);
         } else {
 #pragma unroll
           for (int g = 0; g < kYSubs; ++g)
@@ -970,10 +976,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       }
       if (y_turn) {
         if constexpr (Cfg::kYWholeStage) {
-          if constexpr (kYHalves) {
-            items.store_half_chunk(yi[0][0], ypl[0], ybuf);
-          } else {
-            items.template store<false>(yi[0][0], ypl[0], 1, ybuf);
+#pragma unroll
+          for (int u = 0; u < kYItems; ++u) {
+            if constexpr (kYHalves) {
+              items.store_half_chunk(yi[0][u], ypl[u], ybuf);
+            } else {
+              items.template store<false>(yi[0][u], ypl[u], 1, ybuf);
+            }
           }
         } else {
 #pragma unroll
@@ -1093,7 +1102,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         ptx::wgmma_fence();
 #pragma unroll
         for (int step = 0; step < 4; ++step) {
-          const std::uint64_t yd = ptx::smem_desc_sw128_from_lo(yset ? ydesc[1] : ydesc[0]) + ((yoff >> 4) + 2 * step);
+          const std::uint64_t yd = (kYGroups == 1 && Cfg::kYSets == 2 ? ydesc_stage : ptx::smem_desc_sw128_from_lo(yset ? ydesc[1] : ydesc[0])) +
+                                   ((yoff >> 4) + 2 * step);
           if constexpr (Cfg::kXInRegs) {
             MmaRS::mma(d, afrag[buf][step], yd, !(fresh && step == 0));
           } else {
