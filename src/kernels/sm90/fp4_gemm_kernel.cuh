@@ -197,20 +197,20 @@ struct GemmConfig {
   // barrier pair and one proxy fence instead of four, and the tokens'
   // conversion without the run-time piece shifts of 16-byte items. The
   // decode tiles of 16, 32 and 64 tokens (swap-AB, one Y copy both
-  // warpgroups read, 256-K stages) do the same: the 16- and 64-token tiles
-  // into a pair of sets (the 64-token tile's threads two chunks each), the
-  // 32-token tile, whose pair does not fit beside its stages, into one set
-  // rewritten after a wait for the MMAs that read it, with three stages
-  // instead of four (a pair with three stages ran slower); and MoE-dense's
-  // 32-token tile (both stage sizes) into one set (a pair is 672 bytes past
-  // what its 256-K version has). H200, against sub-step tokens (docs/PERF.md
-  // stop 32): decode 16 tokens 0.95-0.98x the time, 32 tokens 0.93-0.98x,
-  // 64 tokens 0.82-0.96x (dense 64x2112x7168 at split-K 4, seven stages a
-  // slice, 1.01-1.06x); seed-fc2 M = 32 0.93-0.94x.
+  // warpgroups read, 256-K stages) and MoE-dense's tiles of 32 and 64
+  // tokens (both stage sizes) do the same. One set, rewritten after a wait
+  // for the MMAs that read it, except in the 64-token decode tile (a pair:
+  // its threads convert two chunks each, and it has the room); the 32-token
+  // decode tile has three stages and MoE-dense's 64-token 256-K tile six,
+  // one fewer, to fit it. H200, against sub-step tokens (docs/PERF.md stop
+  // 32): decode 16 tokens 0.93-0.98x the time (a pair of sets: 0.95-0.98x),
+  // 32 tokens 0.93-0.98x (a pair and three stages: 0.94-0.98x), 64 tokens
+  // 0.82-0.96x (dense 64x2112x7168 at split-K 4, seven stages a slice,
+  // 1.01-1.06x); seed-fc2 M = 32 0.93-0.94x, M = 64 0.80-0.93x.
   static constexpr bool kYWholeStage = (kGather && BN <= 16) ||
                                        (kSwap && !kGather && !kMoe && !kFp8 && BN <= 64 && BK == 256) ||
-                                       (kSwap && kMoe && !kFp8 && BN == 32);
-  static constexpr int kYSets = kYWholeStage && (kGather || kMoe || BN == 32) ? 1 : 2;  // sets of Y buffers per user
+                                       (kSwap && kMoe && !kFp8 && (BN == 32 || BN == 64));
+  static constexpr int kYSets = kYWholeStage && (kGather || kMoe || BN <= 32) ? 1 : 2;  // sets of Y buffers per user
   static constexpr int kYConvSubs = [] {
     if (kYWholeStage) return BK / 64;
     int subs = kSwap && !kPrivateY && !kMoe && !kFp8 ? BK / 128 : 1;

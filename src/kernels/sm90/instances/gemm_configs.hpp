@@ -27,7 +27,9 @@
 // 64-token tile's time, both formats; the same tile on one CTA an SM ran
 // 0.75-0.80x).
 //
-// Stage counts fill what the BF16 operand buffers leave of shared memory.
+// Stage counts fill what the BF16 operand buffers leave of shared memory
+// (the 64-token 256-K tile six: its whole-stage token buffers,
+// fp4_gemm_kernel.cuh kYWholeStage, took the seventh).
 #pragma once
 
 #define FP4MOE_GEMM_TACTICS(X, FMT, LAYOUT) \
@@ -46,7 +48,7 @@
   X(FMT, LAYOUT, false, 128, 256, 4, 1)          \
   X(FMT, LAYOUT, true, 16, 256, 4, 2)            \
   X(FMT, LAYOUT, true, 32, 256, 3, 2)            \
-  X(FMT, LAYOUT, true, 64, 256, 7, 1)
+  X(FMT, LAYOUT, true, 64, 256, 6, 1)
 
 // MoE gather (moe_dense_fc2 with each expert's tokens gathered): 64 weight
 // rows against every token, one expert's tokens 16 (or, for experts with
