@@ -125,9 +125,14 @@ int run_bench(const CliOptions& opt) {
 
 }  // namespace
 
+// The commit the binary was built from. FP4MOE_COMMIT names it only where
+// the build could not (a copy of the tree without .git: "unknown"); a
+// binary that knows its commit keeps it, so a stale label in the
+// environment cannot mislabel a run (one did, docs/PERF.md stop 32).
 std::string fp4moe::cli::measured_commit() {
+  const std::string built = FP4MOE_GIT_COMMIT;
   const char* env_commit = std::getenv("FP4MOE_COMMIT");
-  return env_commit ? env_commit : FP4MOE_GIT_COMMIT;
+  return built == "unknown" && env_commit ? env_commit : built;
 }
 
 int main(int argc, char** argv) {
