@@ -184,7 +184,7 @@ struct GemmConfig {
   static constexpr int kYConvBytes = kFp8 ? align_up(kYConvScales + 2 * 4 * BN, 1024) : align_up(BN * 128, 1024);
   // The decode tiles (swap-AB, one shared Y copy, no MoE): the tokens of
   // kYConvSubs 64-K sub-steps are converted together (half a 256-K stage
-  // where shared memory holds a pair of such sets; the 16- and 32-token
+  // where shared memory holds a pair of such sets; the 16- to 64-token
   // tiles a whole stage, below), so the two named barriers that hand the
   // BF16 tokens from every converting thread to every warpgroup's MMAs come
   // once per kYConvSubs sub-steps, not every sub-step. A Y buffer set is
@@ -1102,8 +1102,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         ptx::wgmma_fence();
 #pragma unroll
         for (int step = 0; step < 4; ++step) {
-          const std::uint64_t yd = (kYGroups == 1 && Cfg::kYSets == 2 ? ydesc_stage : ptx::smem_desc_sw128_from_lo(yset ? ydesc[1] : ydesc[0])) +
-                                   ((yoff >> 4) + 2 * step);
+          const std::uint64_t yset_desc = kYGroups == 1 && Cfg::kYSets == 2
+                                              ? ydesc_stage
+                                              : ptx::smem_desc_sw128_from_lo(yset ? ydesc[1] : ydesc[0]);
+          const std::uint64_t yd = yset_desc + ((yoff >> 4) + 2 * step);
           if constexpr (Cfg::kXInRegs) {
             MmaRS::mma(d, afrag[buf][step], yd, !(fresh && step == 0));
           } else {
