@@ -198,19 +198,18 @@ struct GemmConfig {
   // conversion without the run-time piece shifts of 16-byte items. The
   // decode tiles of 16, 32 and 64 tokens (swap-AB, one Y copy both
   // warpgroups read, 256-K stages) and MoE-dense's tiles of 32 and 64
-  // tokens (both stage sizes) do the same. One set, rewritten after a wait
-  // for the MMAs that read it, except in the 64-token decode tile (a pair:
-  // its threads convert two chunks each, and it has the room); the 32-token
-  // decode tile has three stages and MoE-dense's 64-token 256-K tile six,
-  // one fewer, to fit it. H200, against sub-step tokens (docs/PERF.md stop
-  // 32): decode 16 tokens 0.93-0.98x the time (a pair of sets: 0.95-0.98x),
-  // 32 tokens 0.93-0.98x (a pair and three stages: 0.94-0.98x), 64 tokens
-  // 0.82-0.96x (dense 64x2112x7168 at split-K 4, seven stages a slice,
-  // 1.01-1.06x); seed-fc2 M = 32 0.93-0.94x, M = 64 0.80-0.93x.
+  // tokens (both stage sizes) do the same, each into one set, rewritten
+  // after a wait for the MMAs that read it (a pair ran slower in every
+  // decode tile: their MMAs are short, and a pair's room is a stage's); the
+  // 32-token decode tile has three stages and MoE-dense's 64-token 256-K
+  // tile six, one fewer, to fit the set. H200, against sub-step tokens
+  // (docs/PERF.md stop 32): decode 16 tokens 0.93-0.98x the time, 32 tokens
+  // 0.93-0.98x, 64 tokens 0.80-0.96x; seed-fc2 M = 32 0.93-0.94x, M = 64
+  // 0.80-0.93x.
   static constexpr bool kYWholeStage = (kGather && BN <= 16) ||
                                        (kSwap && !kGather && !kMoe && !kFp8 && BN <= 64 && BK == 256) ||
                                        (kSwap && kMoe && !kFp8 && (BN == 32 || BN == 64));
-  static constexpr int kYSets = kYWholeStage && (kGather || kMoe || BN <= 32) ? 1 : 2;  // sets of Y buffers per user
+  static constexpr int kYSets = kYWholeStage ? 1 : 2;  // sets of Y buffers per user
   static constexpr int kYConvSubs = [] {
     if (kYWholeStage) return BK / 64;
     int subs = kSwap && !kPrivateY && !kMoe && !kFp8 ? BK / 128 : 1;
@@ -863,26 +862,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     };
     if constexpr (kXPrefetch) prefetch_x(0);
     [[maybe_unused]] Item y_next[kYItems];
-    // Where the Y sets alternate stage by stage (one group a stage), the
-    // stage count through a shuffle: ptxas then knows the set, and so the
-    // wgmmas' descriptors, are warp-uniform and keeps them in uniform
-    // registers (as a per-thread value the set cost a stack array and two
-    // R2UR a wgmma).
-    [[maybe_unused]] std::uint32_t it_warp = 0;
-    if constexpr (Cfg::kYSets == 2 && (BK / 64 / Cfg::kYConvSubs) % 2 == 1) it_warp = __shfl_sync(0xffffffffu, it, 0);
-    // (With one Y group a stage, its set's descriptor once a stage.)
-    const std::uint64_t ydesc_stage = ptx::smem_desc_sw128_from_lo(it_warp % 2 ? ydesc[1] : ydesc[0]);
 #pragma unroll
     for (int sub = 0; sub < BK / 64; ++sub) {
       const int buf = sub % 2;  // the A fragment set (kXInRegs) or X buffer
       // Y: the sub-steps of a stage form groups of kYConvSubs whose tokens
       // are converted together at the group's first sub-step (y_turn) into
-      // one set of the Y pair; the sets alternate group by group (with one
-      // group a stage, stage by stage: `it` counts the stages consumed).
+      // one set of the Y pair; the sets alternate group by group, an even
+      // number a stage, so a group's set is known at compile time (and the
+      // wgmmas' descriptors stay in uniform registers). Whole-stage tokens:
+      // one group a stage, one set.
       constexpr int kYSubs = Cfg::kYConvSubs, kYGroups = BK / 64 / kYSubs;
+      static_assert(Cfg::kYSets == 1 || kYGroups % 2 == 0, "a pair of Y sets: an even number of groups a stage");
       const bool y_turn = sub % kYSubs == 0;
-      const std::uint32_t yset =
-          Cfg::kYSets == 1 ? 0u : kYGroups % 2 == 0 ? (sub / kYSubs) % 2 : (it_warp + sub / kYSubs) % 2;
+      const std::uint32_t yset = Cfg::kYSets == 1 ? 0u : (sub / kYSubs) % 2;
       const std::uint32_t yoff = (sub % kYSubs) * Cfg::kYConvBytes;  // this sub-step's buffer in its set
       // The set this group rewrites was last read by this warpgroup's wgmmas
       // of the group before the last (wait<1> leaves only the latest one in
@@ -1102,10 +1094,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         ptx::wgmma_fence();
 #pragma unroll
         for (int step = 0; step < 4; ++step) {
-          const std::uint64_t yset_desc = kYGroups == 1 && Cfg::kYSets == 2
-                                              ? ydesc_stage
-                                              : ptx::smem_desc_sw128_from_lo(yset ? ydesc[1] : ydesc[0]);
-          const std::uint64_t yd = yset_desc + ((yoff >> 4) + 2 * step);
+          const std::uint64_t yd = ptx::smem_desc_sw128_from_lo(ydesc[yset]) + ((yoff >> 4) + 2 * step);
           if constexpr (Cfg::kXInRegs) {
             MmaRS::mma(d, afrag[buf][step], yd, !(fresh && step == 0));
           } else {
