@@ -199,13 +199,13 @@ struct GemmConfig {
   // decode tiles of 16, 32 and 64 tokens (swap-AB, one Y copy both
   // warpgroups read, 256-K stages) and MoE-dense's tiles of 32 and 64
   // tokens (both stage sizes) do the same, each into one set, rewritten
-  // after a wait for the MMAs that read it (a pair ran slower in every
-  // decode tile: their MMAs are short, and a pair's room is a stage's); the
-  // 32-token decode tile has three stages and MoE-dense's 64-token 256-K
-  // tile six, one fewer, to fit the set. H200, against sub-step tokens
-  // (docs/PERF.md stop 32): decode 16 tokens 0.93-0.98x the time, 32 tokens
-  // 0.93-0.98x, 64 tokens 0.80-0.96x; seed-fc2 M = 32 0.93-0.94x, M = 64
-  // 0.80-0.93x.
+  // after a wait for the MMAs that read it (a pair ran slower on most rows
+  // of every decode tile: their MMAs are short, and a pair's room is a
+  // stage's); the 32-token decode tile has three stages and MoE-dense's
+  // 64-token 256-K tile six, one fewer, to fit the set. H200, against
+  // sub-step tokens (docs/PERF.md stop 32): decode 16 tokens 0.93-0.98x
+  // the time, 32 tokens 0.93-0.98x, 64 tokens 0.80-0.96x; seed-fc2 M = 32
+  // 0.93-0.94x, M = 64 0.80-0.93x.
   static constexpr bool kYWholeStage = (kGather && BN <= 16) ||
                                        (kSwap && !kGather && !kMoe && !kFp8 && BN <= 64 && BK == 256) ||
                                        (kSwap && kMoe && !kFp8 && (BN == 32 || BN == 64));
