@@ -104,6 +104,11 @@ constexpr std::uint32_t kMxfp4OneMultiplyMaxCode = 128;
 __device__ __forceinline__ std::uint32_t mxfp4_one_multiply_factor(std::uint32_t code) {
   return code * 0x00800080u + 0x3f003f00u;
 }
+/// The same from the code already in both halves (code | code << 16, as a
+/// prmt of a word of codes gives it).
+__device__ __forceinline__ std::uint32_t mxfp4_one_multiply_factor_of_pair(std::uint32_t code_pair) {
+  return code_pair * 0x80u + 0x3f003f00u;
+}
 
 template <bool kNvfp4>
 __device__ __forceinline__ std::uint32_t apply_scale(std::uint32_t raw, const PairScale& s) {

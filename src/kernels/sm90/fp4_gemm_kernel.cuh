@@ -60,6 +60,7 @@
 #include "kernels/sm90/operand_items.cuh"
 #include "kernels/sm90/split_k_arrival.cuh"
 #include "kernels/sm90/swiglu_epilogue.cuh"
+#include "kernels/sm90/ptx/bit_ops.cuh"
 #include "kernels/sm90/ptx/cluster.cuh"
 #include "kernels/sm90/ptx/memory.cuh"
 #include "kernels/sm90/ptx/wgmma.cuh"
@@ -728,6 +729,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // on wider ones (docs/PERF.md stop 26). In the MoE-dense swap-AB tiles
   // (seed-fc2 M = 32-64): 0.90-0.95x the time (stop 27).
   constexpr bool kXOneMultiply = !kNv && !Cfg::kFp8 && Cfg::kSwap && !(Cfg::kGather && Cfg::kCtasPerSm == 2);
+  // The decode tiles (256-K stages, no X prefetch) take a stage's codes at
+  // once (consume_stage, stage_codes): MXFP4 decode rows of 1-32 tokens
+  // 0.964-0.992x the time, dense 128x7168x16384 (the 128-token tile)
+  // 0.973-0.980x (H200, docs/PERF.md stop 33).
+  constexpr bool kXStageCodes = kXOneMultiply && !Cfg::kXPrefetch && !Cfg::kGather && !Cfg::kMoe && BK == 256;
 
   // The codes of a stage past K, cleared before any reads them (every
   // consumer thread its share: operand_items.cuh, clear_codes_past_k).
@@ -862,6 +868,30 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       load_x_factors(sub_n, row, word, xcode_next, std::false_type{});
     };
     if constexpr (kXPrefetch) prefetch_x(0);
+    // kXStageCodes: the stage's X scale codes (MXFP4: 8 a row, two 4-code
+    // words, rows x_r0 and x_r0 + 8) read once, at its start, and one warp
+    // vote a stage on whether they all allow the one-multiply factor,
+    // instead of four byte loads and a vote a sub-step (a code past 0x80
+    // anywhere in the warp's rows sends the whole stage down the table's
+    // two multiplies, not just its sub-step).
+    [[maybe_unused]] std::uint32_t stage_codes[2][2];  // [row half][chunk: sub-steps 2c, 2c + 1]
+    [[maybe_unused]] bool stage_one = false;
+    if constexpr (kXStageCodes) {
+      std::uint32_t over = 0;  // bit 7 of a byte: that code is past kMxfp4OneMultiplyMaxCode (0x80)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int sr = xs_row0 + x_r0 + 8 * h;
+        const std::uint32_t row = x_base + Cfg::kOffXScale + (sr / 128) * 512 * Cfg::kChunksPerStage + scale_in_chunk(sr % 128, 0);
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          const std::uint32_t w = ptx::lds32(row + c * 512);
+          stage_codes[h][c] = w;
+          over |= w & ((w & 0x7f7f7f7fu) + 0x7f7f7f7fu);  // a set bit 7 and a nonzero rest: a byte above 0x80
+        }
+      }
+      static_assert(kMxfp4OneMultiplyMaxCode == 0x80 && Cfg::kChunksPerStage == 2, "the byte test above; 8 codes a row");
+      stage_one = __all_sync(0xffffffffu, (over & 0x80808080u) == 0);
+    }
     [[maybe_unused]] Item y_next[kYItems];
 #pragma unroll
     for (int sub = 0; sub < BK / 64; ++sub) {
@@ -960,6 +990,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         for (int cc = 0; cc < 2; ++cc)
 #pragma unroll
           for (int h = 0; h < 2; ++h) xf[cc][h] = kXOneMultiply ? xcodes[cc][h] : ptx::lds32(table_base + 4 * xcodes[cc][h]);
+      } else if constexpr (kXStageCodes) {
+#pragma unroll
+        for (int cc = 0; cc < 2; ++cc)
+#pragma unroll
+          for (int h = 0; h < 2; ++h)  // code column (2sub + cc) % 4 of chunk sub / 2, as (code, 0, code, 0)
+            xf[cc][h] = ptx::prmt(stage_codes[h][sub / 2], 0u, ((2 * sub + cc) % 4) * 0x0101u + 0x4040u);
       } else if constexpr (Cfg::kXInRegs) {
         load_x_factors(sub, xcode_row, xcode_word, xf, std::bool_constant<!kXOneMultiply>{});
       }
@@ -1000,14 +1036,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           for (int cc = 0; cc < 2; ++cc)
 #pragma unroll
             for (int h = 0; h < 2; ++h) raw_pairs<Cfg::kPrepackedB>(xw[cc][h], pairs[cc][h]);
-          const std::uint32_t code_max = max(max(xf[0][0], xf[0][1]), max(xf[1][0], xf[1][1]));
           // (One branch around all four words: a branch a word cost ~40 more instructions a stage.)
-          if (__all_sync(0xffffffffu, code_max <= kMxfp4OneMultiplyMaxCode)) {
+          bool one;
+          if constexpr (kXStageCodes) {
+            one = stage_one;
+          } else {
+            const std::uint32_t code_max = max(max(xf[0][0], xf[0][1]), max(xf[1][0], xf[1][1]));
+            one = __all_sync(0xffffffffu, code_max <= kMxfp4OneMultiplyMaxCode);
+          }
+          if (one) {
 #pragma unroll
             for (int cc = 0; cc < 2; ++cc)
 #pragma unroll
               for (int h = 0; h < 2; ++h) {
-                const std::uint32_t f = mxfp4_one_multiply_factor(xf[cc][h]);
+                const std::uint32_t f = kXStageCodes ? mxfp4_one_multiply_factor_of_pair(xf[cc][h])
+                                                     : mxfp4_one_multiply_factor(xf[cc][h]);
 #pragma unroll
                 for (int q = 0; q < 4; ++q) pairs[cc][h][q] = bf16x2_mul(pairs[cc][h][q], f);
               }
@@ -1016,7 +1059,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
             for (int cc = 0; cc < 2; ++cc)
 #pragma unroll
               for (int h = 0; h < 2; ++h) {
-                const PairScale ps = pair_scale_from_table<kNv>(ptx::lds32(table_base + 4 * xf[cc][h]));
+                const std::uint32_t code = kXStageCodes ? xf[cc][h] & 0xffu : xf[cc][h];
+                const PairScale ps = pair_scale_from_table<kNv>(ptx::lds32(table_base + 4 * code));
 #pragma unroll
                 for (int q = 0; q < 4; ++q) pairs[cc][h][q] = apply_scale<kNv>(pairs[cc][h][q], ps);
               }
