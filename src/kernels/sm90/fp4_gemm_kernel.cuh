@@ -729,11 +729,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // on wider ones (docs/PERF.md stop 26). In the MoE-dense swap-AB tiles
   // (seed-fc2 M = 32-64): 0.90-0.95x the time (stop 27).
   constexpr bool kXOneMultiply = !kNv && !Cfg::kFp8 && Cfg::kSwap && !(Cfg::kGather && Cfg::kCtasPerSm == 2);
-  // The decode tiles (256-K stages, no X prefetch) take a stage's codes at
-  // once (consume_stage, stage_codes): MXFP4 decode rows of 1-32 tokens
-  // 0.964-0.992x the time, dense 128x7168x16384 (the 128-token tile)
-  // 0.973-0.980x (H200, docs/PERF.md stop 33).
-  constexpr bool kXStageCodes = kXOneMultiply && !Cfg::kXPrefetch && !Cfg::kGather && !Cfg::kMoe && BK == 256;
+  // The decode tiles (256-K stages) take a stage's codes at once
+  // (consume_stage, stage_codes): MXFP4 decode rows of 1-32 tokens
+  // 0.964-0.992x the time, 64 tokens 0.945-0.972x, dense 128x7168x16384
+  // (the 128-token tile) 0.973-0.980x (H200, docs/PERF.md stop 33). Not the
+  // MoE-dense and gather tiles: not measured.
+  constexpr bool kXStageCodes = kXOneMultiply && !Cfg::kGather && !Cfg::kMoe && BK == 256;
 
   // The codes of a stage past K, cleared before any reads them (every
   // consumer thread its share: operand_items.cuh, clear_codes_past_k).
@@ -865,7 +866,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     auto prefetch_x = [&](int sub_n) {
       std::uint32_t row[2], word[2];
       load_x_words(x_base, sub_n, xs_row0, xw_next, row, word);
-      load_x_factors(sub_n, row, word, xcode_next, std::false_type{});
+      if constexpr (!kXStageCodes) load_x_factors(sub_n, row, word, xcode_next, std::false_type{});
     };
     if constexpr (kXPrefetch) prefetch_x(0);
     // kXStageCodes: the stage's X scale codes (MXFP4: 8 a row, two 4-code
@@ -942,7 +943,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             xw[cc][h] = xw_next[cc][h];
-            xcodes[cc][h] = xcode_next[cc][h];
+            if constexpr (!kXStageCodes) xcodes[cc][h] = xcode_next[cc][h];
           }
         if (sub + 1 < BK / 64) prefetch_x(sub + 1);
       } else if constexpr (Cfg::kXInRegs) {
@@ -985,7 +986,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       }
       // kXInRegs: the X words' scale factors, looked up once Y's loads are in flight.
       [[maybe_unused]] std::uint32_t xf[2][2];  // (kXOneMultiply: the codes, until the factors' choice)
-      if constexpr (kXPrefetch) {
+      if constexpr (kXPrefetch && !kXStageCodes) {
 #pragma unroll
         for (int cc = 0; cc < 2; ++cc)
 #pragma unroll

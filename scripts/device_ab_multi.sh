@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Several filtered A/Bs in one call (scripts/device_ab.sh each, logs and a
+# table under $OUT/<n>): JOBS is a ';'-separated list of "SUITE|FILTER".
+# GTEST_FILTER / TESTS run the GPU tests once, first. VARIANTS, ROUNDS as
+# for device_ab.sh.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+IFS=';' read -ra jobs <<< "${JOBS:?JOBS=\"suite|filter;...\"}"
+n=0
+for job in "${jobs[@]}"; do
+  IFS='|' read -r suite filter <<< "$job"
+  n=$((n + 1))
+  mkdir -p "$OUT/$n"
+  if [ $n -eq 1 ]; then
+    OUT="$OUT/$n" scripts/device_ab.sh "$suite" --no-ceilings --filter "$filter" > "$OUT/$n/ab.txt" 2>&1
+  else
+    OUT="$OUT/$n" GTEST_FILTER= scripts/device_ab.sh "$suite" --no-ceilings --filter "$filter" > "$OUT/$n/ab.txt" 2>&1
+  fi
+  head -3 "$OUT/$n/ab.txt" | grep -E "gpu tests|PASSED|FAILED"
+  python3 scripts/ab_table.py "$OUT/$n" > "$OUT/$n/table.md" 2>&1
+  cat "$OUT/$n/table.md"
+  tar czf "$OUT/$n/logs.tgz" -C "$OUT/$n" $(cd "$OUT/$n" && ls ab_*.log) && rm -f "$OUT/$n"/ab_*.log
+done
