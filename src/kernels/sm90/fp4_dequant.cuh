@@ -29,6 +29,7 @@
 #include <cstdint>
 
 #include "format/weight_prepack.hpp"
+#include "kernels/sm90/ptx/bit_ops.cuh"
 
 namespace fp4moe::kernels {
 
@@ -104,10 +105,23 @@ constexpr std::uint32_t kMxfp4OneMultiplyMaxCode = 128;
 __device__ __forceinline__ std::uint32_t mxfp4_one_multiply_factor(std::uint32_t code) {
   return code * 0x00800080u + 0x3f003f00u;
 }
-/// The same from the code already in both halves (code | code << 16, as a
-/// prmt of a word of codes gives it).
+/// The same from the code already in both halves (code | code << 16:
+/// mxfp4_code_pair).
 __device__ __forceinline__ std::uint32_t mxfp4_one_multiply_factor_of_pair(std::uint32_t code_pair) {
   return code_pair * 0x80u + 0x3f003f00u;
+}
+/// Byte b of a word of four scale codes as code | code << 16 (one prmt:
+/// bytes b, zero, b, zero).
+__device__ __forceinline__ std::uint32_t mxfp4_code_pair(std::uint32_t codes, int b) {
+  return ptx::prmt(codes, 0u, std::uint32_t(b) * 0x0101u + 0x4040u);
+}
+/// Bit 7 of each byte of the result is set where that byte of a word of
+/// four codes is past kMxfp4OneMultiplyMaxCode (0x80): its bit 7 is set and
+/// its low seven bits are not zero (plus 0x7f they carry into bit 7, never
+/// out of the byte). Zero: every code of the word allows one multiply.
+__host__ __device__ constexpr std::uint32_t mxfp4_codes_past_one_multiply(std::uint32_t codes) {
+  static_assert(kMxfp4OneMultiplyMaxCode == 0x80, "the byte test");
+  return codes & ((codes & 0x7f7f7f7fu) + 0x7f7f7f7fu) & 0x80808080u;
 }
 
 template <bool kNvfp4>

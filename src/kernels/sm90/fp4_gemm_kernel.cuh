@@ -60,7 +60,6 @@
 #include "kernels/sm90/operand_items.cuh"
 #include "kernels/sm90/split_k_arrival.cuh"
 #include "kernels/sm90/swiglu_epilogue.cuh"
-#include "kernels/sm90/ptx/bit_ops.cuh"
 #include "kernels/sm90/ptx/cluster.cuh"
 #include "kernels/sm90/ptx/memory.cuh"
 #include "kernels/sm90/ptx/wgmma.cuh"
@@ -878,20 +877,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     [[maybe_unused]] std::uint32_t stage_codes[2][2];  // [row half][chunk: sub-steps 2c, 2c + 1]
     [[maybe_unused]] bool stage_one = false;
     if constexpr (kXStageCodes) {
-      std::uint32_t over = 0;  // bit 7 of a byte: that code is past kMxfp4OneMultiplyMaxCode (0x80)
+      static_assert(Cfg::kChunksPerStage == 2, "8 codes a row a stage: two words");
+      std::uint32_t past = 0;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int sr = xs_row0 + x_r0 + 8 * h;
         const std::uint32_t row = x_base + Cfg::kOffXScale + (sr / 128) * 512 * Cfg::kChunksPerStage + scale_in_chunk(sr % 128, 0);
 #pragma unroll
         for (int c = 0; c < 2; ++c) {
-          const std::uint32_t w = ptx::lds32(row + c * 512);
-          stage_codes[h][c] = w;
-          over |= w & ((w & 0x7f7f7f7fu) + 0x7f7f7f7fu);  // a set bit 7 and a nonzero rest: a byte above 0x80
+          stage_codes[h][c] = ptx::lds32(row + c * 512);
+          past |= mxfp4_codes_past_one_multiply(stage_codes[h][c]);
         }
       }
-      static_assert(kMxfp4OneMultiplyMaxCode == 0x80 && Cfg::kChunksPerStage == 2, "the byte test above; 8 codes a row");
-      stage_one = __all_sync(0xffffffffu, (over & 0x80808080u) == 0);
+      stage_one = __all_sync(0xffffffffu, past == 0);
     }
     [[maybe_unused]] Item y_next[kYItems];
 #pragma unroll
@@ -995,8 +993,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 #pragma unroll
         for (int cc = 0; cc < 2; ++cc)
 #pragma unroll
-          for (int h = 0; h < 2; ++h)  // code column (2sub + cc) % 4 of chunk sub / 2, as (code, 0, code, 0)
-            xf[cc][h] = ptx::prmt(stage_codes[h][sub / 2], 0u, ((2 * sub + cc) % 4) * 0x0101u + 0x4040u);
+          for (int h = 0; h < 2; ++h)  // code column (2sub + cc) % 4 of chunk sub / 2
+            xf[cc][h] = mxfp4_code_pair(stage_codes[h][sub / 2], (2 * sub + cc) % 4);
       } else if constexpr (Cfg::kXInRegs) {
         load_x_factors(sub, xcode_row, xcode_word, xf, std::bool_constant<!kXOneMultiply>{});
       }

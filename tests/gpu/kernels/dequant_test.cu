@@ -84,6 +84,61 @@ TEST(DequantDevice, Mxfp4OneMultiplyEveryCodeIsExactUpToScale2) {
   check_all_codes<false, true>();
 }
 
+// The decode tiles' stage codes (fp4_gemm_kernel.cuh, kXStageCodes): a word
+// of four UE8M0 codes is tested for "every code allows one multiply" in two
+// integer operations, and each code's factor is built from the word with a
+// prmt. The test: every byte value in every position among random
+// neighbours that allow it, and among ones that do not.
+TEST(DequantLayout, Mxfp4CodesPastOneMultiplyFlagsExactlyTheBytesAbove0x80) {
+  test::Rng rng;
+  for (int b = 0; b < 4; ++b)
+    for (std::uint32_t code = 0; code < 256; ++code)
+      for (int trial = 0; trial < 8; ++trial) {
+        std::uint32_t w = 0;
+        for (int o = 0; o < 4; ++o) {
+          const std::uint32_t other = static_cast<std::uint32_t>(rng.integer(0, trial % 2 ? 255 : 0x80));
+          w |= (o == b ? code : other) << (8 * o);
+        }
+        std::uint32_t want = 0;
+        for (int o = 0; o < 4; ++o)
+          if (((w >> (8 * o)) & 0xffu) > kMxfp4OneMultiplyMaxCode) want |= 0x80u << (8 * o);
+        ASSERT_EQ(mxfp4_codes_past_one_multiply(w), want) << std::hex << w;
+      }
+}
+
+/// out[4·i + b]: mxfp4_one_multiply_factor_of_pair(mxfp4_code_pair(words[i], b)).
+__global__ void code_pair_factor_kernel(const std::uint32_t* words, std::uint32_t* out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  for (int b = 0; b < 4; ++b) out[4 * i + b] = mxfp4_one_multiply_factor_of_pair(mxfp4_code_pair(words[i], b));
+}
+
+TEST(DequantDevice, Mxfp4FactorFromACodeWordMatchesTheFactorOfTheCode) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  // Every code up to kMxfp4OneMultiplyMaxCode in every byte, random neighbours.
+  const int codes = int(kMxfp4OneMultiplyMaxCode) + 1, n = 4 * codes;
+  std::vector<std::uint32_t> words(n);
+  for (int i = 0; i < n; ++i) {
+    const int b = i / codes;
+    std::uint32_t w = static_cast<std::uint32_t>(rng.integer(0, 0xffffffffll));
+    w = (w & ~(0xffu << (8 * b))) | (std::uint32_t(i % codes) << (8 * b));
+    words[i] = w;
+  }
+  test::DeviceBuffer<std::uint32_t> dw(n), dout(4 * n);
+  dw.upload(words);
+  code_pair_factor_kernel<<<(n + 127) / 128, 128>>>(dw.get(), dout.get(), n);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::vector<std::uint32_t> got = dout.download();
+  for (int i = 0; i < n; ++i)
+    for (int b = 0; b < 4; ++b) {
+      const std::uint32_t code = (words[i] >> (8 * b)) & 0xffu;
+      if (code > kMxfp4OneMultiplyMaxCode) continue;  // a neighbour past the one-multiply range
+      // The per-code form, written out: BF16 exponent field code + 126 in both halves.
+      ASSERT_EQ(got[4 * i + b], code * 0x00800080u + 0x3f003f00u) << std::hex << words[i] << " byte " << b;
+    }
+}
+
 /// raw_pair<p> and raw_pair_at(p) for every p = 0..3 of arbitrary words
 /// (random neighbours: zero ones once hid a selector bug); 0xdead where the
 /// two forms differ.
