@@ -102,13 +102,13 @@ __device__ __forceinline__ PairScale pair_scale_from_table(std::uint32_t entry) 
 /// factor is arithmetic, no table load: BF16 exponent field code + 126 in
 /// both halves (code · (2^7 + 2^23) cannot carry between them).
 constexpr std::uint32_t kMxfp4OneMultiplyMaxCode = 128;
-__device__ __forceinline__ std::uint32_t mxfp4_one_multiply_factor(std::uint32_t code) {
-  return code * 0x00800080u + 0x3f003f00u;
-}
-/// The same from the code already in both halves (code | code << 16:
+/// The factor from the code already in both halves (code | code << 16:
 /// mxfp4_code_pair).
 __device__ __forceinline__ std::uint32_t mxfp4_one_multiply_factor_of_pair(std::uint32_t code_pair) {
   return code_pair * 0x80u + 0x3f003f00u;
+}
+__device__ __forceinline__ std::uint32_t mxfp4_one_multiply_factor(std::uint32_t code) {
+  return mxfp4_one_multiply_factor_of_pair(code * 0x00010001u);
 }
 /// Byte b of a word of four scale codes as code | code << 16 (one prmt:
 /// bytes b, zero, b, zero).

@@ -681,6 +681,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // sub-step's columns, NVFP4 4sub .. 4sub + 3, MXFP4 4(sub/2) .. + 3).
   // Without swap-AB that word is loaded here too, early, so its latency hides
   // behind Y's dequantisation.
+  // The 4-code word of X row x_r0 + 8h in chunk c of the scale codes of the stage at x_base.
+  auto x_code_word_at = [&](std::uint32_t x_base, std::int32_t xs_row0, int h, int c) {
+    const int sr = xs_row0 + x_r0 + 8 * h;
+    return x_base + Cfg::kOffXScale + (sr / 128) * 512 * Cfg::kChunksPerStage + c * 512 + scale_in_chunk(sr % 128, 0);
+  };
   auto load_x_words = [&](std::uint32_t x_base, int sub, std::int32_t xs_row0, std::uint32_t (&xw)[2][2],
                           std::uint32_t (&xcode_row)[2], std::uint32_t (&xcode_word)[2]) {
 #pragma unroll
@@ -691,9 +696,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int sr = xs_row0 + x_r0 + 8 * h;
-      xcode_row[h] = x_base + Cfg::kOffXScale + (sr / 128) * 512 * Cfg::kChunksPerStage + (kNv ? sub : sub / 2) * 512 +
-                     scale_in_chunk(sr % 128, 0);
+      xcode_row[h] = x_code_word_at(x_base, xs_row0, h, kNv ? sub : sub / 2);
       xcode_word[h] = Cfg::kSwap ? 0u : ptx::lds32(xcode_row[h]);
     }
   };
@@ -880,15 +883,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       static_assert(Cfg::kChunksPerStage == 2, "8 codes a row a stage: two words");
       std::uint32_t past = 0;
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int sr = xs_row0 + x_r0 + 8 * h;
-        const std::uint32_t row = x_base + Cfg::kOffXScale + (sr / 128) * 512 * Cfg::kChunksPerStage + scale_in_chunk(sr % 128, 0);
+      for (int h = 0; h < 2; ++h)
 #pragma unroll
         for (int c = 0; c < 2; ++c) {
-          stage_codes[h][c] = ptx::lds32(row + c * 512);
+          stage_codes[h][c] = ptx::lds32(x_code_word_at(x_base, xs_row0, h, c));
           past |= mxfp4_codes_past_one_multiply(stage_codes[h][c]);
         }
-      }
       stage_one = __all_sync(0xffffffffu, past == 0);
     }
     [[maybe_unused]] Item y_next[kYItems];
