@@ -35,10 +35,9 @@ struct GemmTactic {
   int stages = 0;   ///< pipeline depth
   /// K slices per output tile: 1, 2, 4 or 8 (at most the K blocks, or for
   /// moe_dense_fc2 the experts, there are to slice), or 0 for stream-K
-  /// (fp4_gemm_nt, m_grouped_fp4_gemm_nt_masked and moe_dense_fc2): every
-  /// CTA takes an equal share of all tiles' K blocks (experts), so no SM
-  /// idles in a last partial wave of tiles. The masked layout's shares are
-  /// cut on the device from masked_m. For moe_dense_fc2 over several token tiles the share is of
+  /// (fp4_gemm_nt and moe_dense_fc2 only): every CTA takes an equal share
+  /// of all tiles' K blocks (experts), so no SM idles in a last partial wave
+  /// of tiles. For moe_dense_fc2 over several token tiles the share is of
   /// the cost, each tile's experts weighted by how many of them its tokens
   /// use (counted on the device by one small kernel on the same stream
   /// before the GEMM). The library reduces the slices itself, in a fixed order, so

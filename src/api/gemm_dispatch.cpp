@@ -86,8 +86,8 @@ const kernels::KernelEntry& checked_kernel(const ArgCheck& c, const tuning::Prob
       break;
     case tuning::TacticFault::kStreamKLayout:
       c.require(false, "options.tactic",
-                "split_k 0 (stream-K) runs only fp4_gemm_nt, m_grouped_fp4_gemm_nt_masked and moe_dense_fc2 (in the "
-                "contiguous layout its padding blocks would count as work in the shares)",
+                "split_k 0 (stream-K) runs only fp4_gemm_nt (dense) and moe_dense_fc2: a grouped layout's tile count is "
+                "known only on the device",
                 std::to_string(t.split_k));
       break;
     case tuning::TacticFault::kTooManyTokens:
@@ -206,10 +206,9 @@ void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, c
   p.split_k = plan.split_k;
   // Work items, which bound the grid: tiles × slices, or for stream-K all
   // K units (the grid is then every CTA the device holds, at most one per
-  // unit, so every CTA's share is non-empty: stream_k.hpp). Partial tiles:
-  // split_k per output tile, or stream-K's two per CTA.
+  // unit, so every CTA's share is non-empty: stream_k.hpp).
   std::int64_t work = plan.max_tiles * plan.split_k;
-  std::int64_t partial_tiles = plan.split_k > 1 ? work : 0;
+  p.split_slots = plan.split_k;
   // MoE-dense stream-K with several token tiles shares the work by the
   // experts each token tile uses: a short last tile skips more of them.
   bool weighted = false;
@@ -222,16 +221,16 @@ void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, c
     const kernels::StreamK sk{plan.max_tiles, plan.units, static_cast<std::int32_t>(grid)};
     weighted = plan.kernel->layout == kernels::Layout::kMoeDense && plan.token_blocks >= 2 &&
                plan.token_blocks <= kernels::kMaxWeightedBlocks && sk.weights_apply();
-    partial_tiles = 2 * grid;
+    p.split_slots = sk.max_slots(weighted);
   }
-  if (partial_tiles > 0 || weighted) {
+  if (p.split_slots > 1 || weighted) {
     // Scratch for the largest count table weighted shares take, whatever
     // this call's M, so a graph captured at a larger M than the warm-up
     // call's does not need the workspace to grow (which capture refuses).
     constexpr std::size_t kCountInts =
         std::size_t(kernels::kMaxWeightedBlocks) * ((kernels::kMaxWeightedUnits + kernels::kBlockExpertsSlice - 1) / kernels::kBlockExpertsSlice);
     const SplitKWorkspace ws =
-        split_k_workspace(stream, static_cast<std::size_t>(partial_tiles * plan.tile_elems),
+        split_k_workspace(stream, static_cast<std::size_t>(plan.max_tiles * p.split_slots * plan.tile_elems),
                           static_cast<std::size_t>(plan.max_tiles), weighted ? kCountInts : 0);
     p.split_partials = ws.partials;
     p.split_counters = ws.counters;

@@ -30,7 +30,7 @@ void check_output(const ArgCheck& c, const MatrixView& d, std::int64_t rows, std
 
 struct GemmPlan {
   const kernels::KernelEntry* kernel;
-  std::int64_t max_tiles;  ///< output tiles (masked: a bound, from the groups' max M; sizes the grid and split-K's workspace)
+  std::int64_t max_tiles;  ///< output tiles (bounds the grid and the split-K workspace; exact for stream-K)
   int split_k;             ///< 0: stream-K
   std::int64_t tile_elems;  ///< accumulator elements of one output tile
   int units;                ///< K units per tile: K blocks, or experts for MoE-dense

@@ -352,7 +352,8 @@ TacticCheck check_tactic(const ProblemShape& shape, const GemmTactic& tactic) {
     r.fault = TacticFault::kSplitKChoice;
   else if (tactic.split_k == kStreamK && r.kernel->max_split_k == 1)
     r.fault = TacticFault::kSplitKNotCompiled;
-  else if (tactic.split_k == kStreamK && !stream_k_layout(shape.layout))
+  else if (tactic.split_k == kStreamK && shape.layout != kernels::Layout::kDense &&
+           shape.layout != kernels::Layout::kMoeDense)
     r.fault = TacticFault::kStreamKLayout;
   else if (tactic.split_k == kStreamK && r.units < 2)
     r.fault = TacticFault::kSplitKUnits;
@@ -387,8 +388,6 @@ std::string tactic_space_version() {
     }
   };
   for (int split : kSplitKChoices) mix(split);
-  for (int layout = 0; layout <= static_cast<int>(kernels::Layout::kMoeGather); ++layout)
-    mix(stream_k_layout(static_cast<kernels::Layout>(layout)));
   for (const auto& e : kernels::kernel_registry()) {
     mix(static_cast<int>(e.format));
     mix(static_cast<int>(e.layout));

@@ -34,15 +34,9 @@ kernels::Layout layout_of(GemmOp op);
 ProblemShape problem_shape(const TuneShape& call);
 
 /// split_k = 0: stream-K, every CTA of the grid takes an equal share of all
-/// tiles' K units (kernels/sm90/stream_k.hpp).
+/// tiles' K units (kernels/sm90/stream_k.hpp). Dense and MoE-dense only:
+/// the share needs the exact tile count on the host.
 constexpr int kStreamK = 0;
-
-/// The layouts that run stream-K: dense, masked (the shares are cut on the
-/// device, from the groups' masked_m) and MoE-dense. Not the contiguous
-/// layout, whose padding blocks would count as work in the shares, nor FC1.
-constexpr bool stream_k_layout(kernels::Layout layout) {
-  return layout == kernels::Layout::kDense || layout == kernels::Layout::kMasked || layout == kernels::Layout::kMoeDense;
-}
 
 /// Split-K values every kernel compiled with split-K accepts at run time.
 constexpr int kSplitKChoices[] = {1, 2, 4, 8, kStreamK};
@@ -80,7 +74,7 @@ enum class TacticFault {
   kSplitKChoice,       ///< split_k is not 1, 2, 4, 8 or 0 (stream-K)
   kSplitKNotCompiled,  ///< the tile is compiled without split-K (stream-K included)
   kSplitKUnits,        ///< more slices than experts (MoE-dense) or K blocks; stream-K with one
-  kStreamKLayout,      ///< stream-K on a layout stream_k_layout refuses
+  kStreamKLayout,      ///< stream-K on a layout other than dense and MoE-dense
   kTooManyTokens,      ///< more tokens (M) than the kernel holds (the gather tiles)
   kExpertWidth,        ///< MoE-dense: block_k does not divide the expert width W
 };

@@ -1330,39 +1330,30 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 
       // ------------------------------------- split-K / stream-K reduction
       // Every contributor to a tile (a split-K slice or a stream-K segment)
-      // stores its partial tile in its workspace tile (partial_tiles; each
-      // thread its own fragment, so the stores are contiguous per thread)
-      // and counts itself in; the one that arrives last adds the slots in
-      // order 0, 1, ... (the same order whichever arrives last: bit-identical
-      // repeats), resets the counter for the next call and runs the epilogue.
+      // stores its partial tile in its slot (each thread its own fragment, so
+      // the stores are contiguous per thread) and counts itself in; the one
+      // that arrives last adds the slots in order 0, 1, ... (the same order
+      // whichever arrives last: bit-identical repeats), resets the counter for
+      // the next call and runs the epilogue.
       if (Cfg::kSplitK && t.slots > 1) {
-        float* part = p.split_partials + ctid * (BN / 2);
-        const PartialTiles tiles = partial_tiles(p, t);
-        float4* mine = reinterpret_cast<float4*>(part + tiles.of(t.slot) * Cfg::kTileFloats);
+        if (t.slots > p.split_slots) __trap();  // the host sized the workspace by a bound this broke
+        const std::int64_t out_tile = t.index;
+        float* tile_ws = p.split_partials + out_tile * p.split_slots * Cfg::kTileFloats + ctid * (BN / 2);
+        float4* mine = reinterpret_cast<float4*>(tile_ws + t.slot * Cfg::kTileFloats);
 #pragma unroll
         for (int i = 0; i < BN / 8; ++i) mine[i] = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
         if (!split_k_arrived_last<Cfg>(p, t, ctid)) continue;
         // Slice by slice into the accumulators (this slice's own partial is
         // read back too), so no more than one float4 is live beside them.
-        const float4* src = reinterpret_cast<const float4*>(part + tiles.first * Cfg::kTileFloats);
-#pragma unroll
-        for (int i = 0; i < BN / 8; ++i) {
-          const float4 v = __ldcg(src + i);
-          acc[4 * i] = v.x;
-          acc[4 * i + 1] = v.y;
-          acc[4 * i + 2] = v.z;
-          acc[4 * i + 3] = v.w;
-        }
-        src = reinterpret_cast<const float4*>(part + tiles.rest * Cfg::kTileFloats);
-        for (int sl = 1; sl < t.slots; ++sl) {
-          src += Cfg::kTileFloats / 4;
+        for (int sl = 0; sl < t.slots; ++sl) {
+          const float4* src = reinterpret_cast<const float4*>(tile_ws + sl * Cfg::kTileFloats);
 #pragma unroll
           for (int i = 0; i < BN / 8; ++i) {
             const float4 v = __ldcg(src + i);
-            acc[4 * i] += v.x;
-            acc[4 * i + 1] += v.y;
-            acc[4 * i + 2] += v.z;
-            acc[4 * i + 3] += v.w;
+            acc[4 * i] = sl ? acc[4 * i] + v.x : v.x;
+            acc[4 * i + 1] = sl ? acc[4 * i + 1] + v.y : v.y;
+            acc[4 * i + 2] = sl ? acc[4 * i + 2] + v.z : v.z;
+            acc[4 * i + 3] = sl ? acc[4 * i + 3] + v.w : v.w;
           }
         }
       }

@@ -9,8 +9,8 @@
 //
 // gather_store_tile: after every pass of a work item is added. Alone on its
 // tile, the work item stores the accumulator (D[m, n0 .. n0 + BM)); with
-// split-K or stream-K each contributor stores its accumulator as its
-// partial (partial_tiles) and counts itself in, and the last to arrive adds the
+// split-K or stream-K each contributor stores its accumulator in its slot of
+// the tile's partials and counts itself in, and the last to arrive adds the
 // slots in order 0, 1, ... (bit-identical repeats) and stores the sum.
 // Either way the accumulator is left zero for the next work item. The
 // additions before and the next work item's after are fenced off by the
@@ -62,9 +62,11 @@ __device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc
     return reinterpret_cast<float4*>(acc_smem + (idx / kQuads) * Cfg::kGatherAccStride + 4 * (idx % kQuads));
   };
   lap();  // every pass added
-  bool reduce = false;  // the tile's partials are to be added, where it has several contributors
+  const float4* slots = nullptr;  // the tile's partials, where it has several contributors
   if (t.slots > 1) {
-    float4* mine = reinterpret_cast<float4*>(p.split_partials + partial_tiles(p, t).of(t.slot) * tile_floats);
+    if (t.slots > p.split_slots) __trap();  // the host sized the workspace by a bound this broke
+    float* tile_ws = p.split_partials + std::int64_t(t.index) * p.split_slots * tile_floats;
+    float4* mine = reinterpret_cast<float4*>(tile_ws + t.slot * tile_floats);
     for (std::int32_t idx = ctid; idx < p.m * kQuads; idx += Cfg::kConsumerThreads) {
       mine[idx] = *cell(idx);
       *cell(idx) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
@@ -73,17 +75,16 @@ __device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc
       lap();  // zeroed before the next work item's first addition
       return;
     }
-    reduce = true;
+    slots = reinterpret_cast<const float4*>(tile_ws);
   }
   float factor = dequant_offset_correction<Cfg::kNvfp4>();
   if constexpr (Cfg::kNvfp4) factor *= p.a.global[0] * p.b.global[0];
   for (std::int32_t idx = ctid; idx < p.m * kQuads; idx += Cfg::kConsumerThreads) {
     float4 v4;
-    if (reduce) {
-      const PartialTiles tiles = partial_tiles(p, t);
-      v4 = __ldcg(reinterpret_cast<const float4*>(p.split_partials + tiles.first * tile_floats) + idx);
+    if (slots) {
+      v4 = __ldcg(slots + idx);
       for (int sl = 1; sl < t.slots; ++sl) {
-        const float4 w = __ldcg(reinterpret_cast<const float4*>(p.split_partials + tiles.of(sl) * tile_floats) + idx);
+        const float4 w = __ldcg(slots + sl * (tile_floats / 4) + idx);
         v4 = make_float4(v4.x + w.x, v4.y + w.y, v4.z + w.z, v4.w + w.w);
       }
     } else {

@@ -56,9 +56,8 @@ struct GemmParams {
   /// by a multiply-high instead of a division sequence, per tile and thread).
   detail::FastDivmod n_blocks_div;
   std::int32_t split_k = 1;        ///< K slices per output tile; 0: stream-K (stream_k.hpp)
-  /// Partial tiles (BM·BN FP32 each) of the tiles with several contributors:
-  /// split-K [output tiles][split_k], stream-K [2][grid] (partial_tile).
-  float* split_partials = nullptr;
+  std::int32_t split_slots = 1;    ///< partial tiles kept per output tile: split_k, or stream-K's max_slots
+  float* split_partials = nullptr; ///< [output tiles][split_slots][BM·BN] FP32 (tiles with several contributors)
   std::int32_t* split_counters = nullptr;  ///< one per output tile, 0 between calls
   /// Weighted stream-K (MoE-dense): experts each token block uses, as
   /// [stream_k_blocks][stream_k_slices] partial counts (kernels/moe/block_experts.hpp);

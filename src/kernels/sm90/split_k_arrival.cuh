@@ -1,4 +1,4 @@
-// Split-K and stream-K: after storing its partial tile (partial_tiles), each
+// Split-K and stream-K: after storing its partial tile in its slot, each
 // contributor to a tile counts itself in; the one that arrives last adds the
 // slots and runs the epilogue. One protocol for the register tiles
 // (fp4_gemm_kernel.cuh) and the gather layout's shared-memory accumulator
@@ -12,29 +12,6 @@
 #include "kernels/sm90/tile_scheduler.cuh"
 
 namespace fp4moe::kernels {
-
-/// The workspace tiles (of p.split_partials) of a tile's contributors:
-/// slot 0's at `first`, slot s >= 1's at `rest` + s.
-struct PartialTiles {
-  std::int64_t first, rest;
-  __device__ __forceinline__ std::int64_t of(std::int32_t slot) const { return slot ? rest + slot : first; }
-};
-
-/// Work item t's tile's partials: split-K keeps split_k per output tile,
-/// stream-K two per CTA (stream_k_partial; the tile's slot-0 CTA is this
-/// CTA less its own slot).
-__device__ __forceinline__ PartialTiles partial_tiles(const GemmParams& p, const Tile& t) {
-  if (p.split_k == 0) {
-    // (Read here, not hoisted: kept live across the consumers' loop, the
-    // block index and grid size spilled the 32-token MoE-dense tile more.)
-    std::uint32_t cta, grid;
-    asm volatile("mov.u32 %0, %%ctaid.x;\n\tmov.u32 %1, %%nctaid.x;" : "=r"(cta), "=r"(grid));
-    const std::int64_t c0 = std::int64_t(cta) - t.slot;
-    return {stream_k_partial(c0, 0, grid), stream_k_partial(c0, 1, grid) - 1};
-  }
-  const std::int64_t base = std::int64_t(t.index) * p.split_k;
-  return {base, base};
-}
 
 /// Run by every consumer thread (ctid 0 .. kConsumerThreads - 1) once its
 /// part of the partial is stored: whether this contributor arrived last (then

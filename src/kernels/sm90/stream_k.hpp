@@ -4,15 +4,13 @@
 // The work is tiles × units (a unit: a K block, or for moe_dense_fc2 one
 // expert), numbered tile-major. CTA c of G owns units [begin(c), begin(c+1)),
 // which it walks as segments, one per tile it touches. A tile's contributors
-// are the CTAs whose shares meet it, slot c − (the tile's first
-// contributor) each; each stores its partial (stream_k_partial, below) and
-// the last to arrive adds them in slot order, so repeats are bit-identical.
-// Host and device share this arithmetic; the CPU tests check that the
-// segments cover every unit once and agree with the slot counts. Every
-// share must be non-empty (G ≤ N), or a tile would count a contributor
-// that never arrives: the host launches at most one CTA per unit, and where
-// only the device knows the tile count (the masked layout) the scheduler
-// takes G = min(grid, N) and leaves the CTAs past it idle.
+// are the CTAs whose shares meet it; each stores its partial in the slot
+// c − (the tile's first contributor), and the last to arrive adds the slots
+// in order, so repeats are bit-identical. Host and device share this
+// arithmetic; the CPU tests check that the segments cover every unit once
+// and agree with the slot counts. Every share must be non-empty (G ≤ N; the
+// host launches at most one CTA per unit), or a tile would count a
+// contributor that never arrives.
 //
 // Equal shares: begin(c) = c·N/G (N = tiles·units, rounded down).
 //
@@ -20,10 +18,10 @@
 // few experts skips the others, so its units are cheaper. The tiles come in
 // token blocks (tiles_per_block weight tiles each, block-major) and every
 // unit of block b costs weight[b], the experts its tokens use, clamped to
-// [l, h] = [units/kWeightSpread, units]. CTA c begins at the unit where
-// cost c·W/G falls (W the total). Only where a share's cost spans at least
-// one of the heaviest units (N·l/G ≥ h), so no share is empty; with fewer
-// units per CTA the shares are equal.
+// [l, h] = [units/kWeightSpread, units] so the slot bound stays small. CTA c
+// begins at the unit where cost c·W/G falls (W the total). Only where a
+// share's cost spans at least one of the heaviest units (N·l/G ≥ h), so no
+// share is empty; with fewer units per CTA the shares are equal.
 #pragma once
 
 #include <cstdint>
@@ -66,20 +64,6 @@ FP4MOE_HD std::int64_t moe_stream_k_grid(std::int64_t tiles, std::int32_t units,
   std::int64_t g = slots < work ? slots : work;
   g = g > fit ? g : fit;
   return g > 1 ? g : 1;
-}
-
-/// The workspace tile (of 2·grid) where contributor `slot` of a tile with
-/// several contributors keeps its partial; `first` is the tile's slot-0
-/// CTA. Partials live per CTA, not per tile, so the workspace is 2·grid
-/// tiles whatever the tile count (the masked layout's is known only on the
-/// device) and however many contributors a tile has. A tile's slot 0 is the
-/// CTA whose share ends in it (a share that went past the tile's end would
-/// cover all of it, alone) and its slots 1.. are CTAs whose shares begin
-/// in it: so a CTA keeps at most two partials, that of the tile its share
-/// ends in (grid + c) and that of the tile it begins in (c), and no two
-/// (tile, slot) pairs meet in one workspace tile.
-FP4MOE_HD std::int64_t stream_k_partial(std::int64_t first, std::int32_t slot, std::int64_t grid) {
-  return slot == 0 ? grid + first : first + slot;
 }
 
 struct StreamKSegment {
@@ -145,7 +129,6 @@ struct StreamK {
 
   /// CTA c's i-th segment; false past its share.
   FP4MOE_HD bool segment(std::int64_t c, int i, StreamKSegment& s) const {
-    if (c >= ctas) return false;  // an idle CTA past G (the masked layout's G = min(grid, N))
     const std::int64_t begin = share_begin(c), end = share_begin(c + 1);
     const std::int64_t start = i == 0 ? begin : (begin / units + i) * units;
     if (start >= end) return false;
@@ -158,6 +141,22 @@ struct StreamK {
     s.slot = static_cast<std::int32_t>(c - first);
     s.slots = static_cast<std::int32_t>(owner(tile_end - 1) - first + 1);
     return true;
+  }
+
+  /// The most contributors any tile has, for equal shares or (weighted) for
+  /// any weights stream_k_weight can give: a tile of `units` units meets at
+  /// most (units − 1) / q + 2 shares of at least q units each.
+  ///   Equal: q = ⌊N/G⌋.
+  ///   Weighted, weights in [l, h]: consecutive shares' costs differ by at
+  ///   least D = ⌊N·l/G⌋ (W ≥ N·l), so a share spans at least q = ⌊D/h⌋
+  ///   units (≥ 1 where weights_apply).
+  /// The host sizes the split-K workspace by it.
+  FP4MOE_HD std::int32_t max_slots(bool weighted) const {
+    const std::int64_t n = work();
+    std::int64_t q = n / ctas;
+    if (weighted && weights_apply()) q = n * stream_k_weight(0, units) / ctas / units;
+    const std::int64_t bound = q == 0 ? ctas : (units - 1) / q + 2;
+    return static_cast<std::int32_t>(bound < ctas ? bound : ctas);
   }
 };
 

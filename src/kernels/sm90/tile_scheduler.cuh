@@ -98,7 +98,7 @@ struct TileScheduler {
       if constexpr (kLayout == Layout::kMoeDense) {
         if (i >= stream_k_segments->count) return false;
         s = stream_k_segments->segment[i];
-      } else if (!StreamK{tiles, units, stream_k_ctas()}.segment(blockIdx.x, i, s)) {
+      } else if (!StreamK{tiles, units, static_cast<std::int32_t>(gridDim.x)}.segment(blockIdx.x, i, s)) {
         return false;
       }
       t = tile(static_cast<std::int32_t>(s.tile));
@@ -121,14 +121,6 @@ struct TileScheduler {
     t.unit_begin = static_cast<std::int32_t>(std::int64_t(units) * t.slot / p.split_k);
     t.unit_end = static_cast<std::int32_t>(std::int64_t(units) * (t.slot + 1) / p.split_k);
     return true;
-  }
-
-  /// The CTAs that share stream-K's work: the grid, or where there are
-  /// fewer units than CTAs (the masked layout, whose tile count the host
-  /// only bounds) one per unit, so that every share is non-empty.
-  __device__ std::int32_t stream_k_ctas() const {
-    const std::int64_t work = std::int64_t(tiles) * units;
-    return work < std::int64_t(gridDim.x) ? static_cast<std::int32_t>(work > 0 ? work : 1) : static_cast<std::int32_t>(gridDim.x);
   }
 
   /// Two-CTA clusters (dense and contiguous): cluster c's i-th work item is

@@ -1,13 +1,11 @@
 // kernels/sm90/stream_k.hpp on the host: the segments of all CTAs cover every
 // unit of every tile exactly once, each tile's contributors take slots
-// 0 .. slots-1 in CTA order and agree on the count, and their partials
-// (stream_k_partial) never share a workspace tile; with equal shares and
-// with weighted ones, and with idle CTAs past the shares.
+// 0 .. slots-1 in CTA order and agree on the count, and max_slots bounds it;
+// with equal shares and with weighted ones.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <random>
-#include <set>
 #include <vector>
 
 #include "kernels/sm90/stream_k.hpp"
@@ -15,11 +13,8 @@
 namespace fp4moe::kernels {
 namespace {
 
-/// Checks the partition; `shares` (if given) receives each CTA's share in
-/// units. `grid` (at least sk.ctas) is the launch the partials are laid out
-/// for; the CTAs past sk.ctas must have no segment.
-void check_partition(const StreamK& sk, std::vector<std::int64_t>* shares = nullptr, std::int64_t grid = 0) {
-  if (grid < sk.ctas) grid = sk.ctas;
+/// Checks the partition; `shares` (if given) receives each CTA's share in units.
+void check_partition(const StreamK& sk, std::vector<std::int64_t>* shares = nullptr) {
   const std::int64_t tiles = sk.tiles;
   const std::int32_t units = sk.units, ctas = sk.ctas;
   const bool weighted = sk.begins != nullptr;
@@ -28,11 +23,6 @@ void check_partition(const StreamK& sk, std::vector<std::int64_t>* shares = null
   std::vector<int> covered(static_cast<std::size_t>(tiles * units), 0);
   std::vector<std::vector<std::int64_t>> contributors(static_cast<std::size_t>(tiles));
   std::vector<int> slots_seen(static_cast<std::size_t>(tiles), -1);
-  std::set<std::int64_t> partials;  // workspace tiles taken
-  for (std::int64_t c = ctas; c < grid; ++c) {
-    StreamKSegment s;
-    EXPECT_FALSE(sk.segment(c, 0, s)) << "cta " << c << " is past the shares";
-  }
   for (std::int64_t c = 0; c < ctas; ++c) {
     StreamKSegment s;
     int i = 0;
@@ -49,12 +39,7 @@ void check_partition(const StreamK& sk, std::vector<std::int64_t>* shares = null
       who.push_back(c);
       if (slots_seen[static_cast<std::size_t>(s.tile)] < 0) slots_seen[static_cast<std::size_t>(s.tile)] = s.slots;
       EXPECT_EQ(s.slots, slots_seen[static_cast<std::size_t>(s.tile)]) << "every contributor counts the same";
-      if (s.slots > 1) {  // the partial this CTA writes, where the tile's last contributor reads slot s.slot
-        const std::int64_t w = stream_k_partial(c - s.slot, s.slot, grid);
-        EXPECT_GE(w, 0);
-        EXPECT_LT(w, 2 * grid);
-        EXPECT_TRUE(partials.insert(w).second) << "cta " << c << " tile " << s.tile << ": workspace tile " << w << " taken twice";
-      }
+      EXPECT_LE(s.slots, sk.max_slots(weighted));
     }
     EXPECT_GE(share, 1) << "cta " << c << ": every share is non-empty when work >= ctas";
     if (weighted) {
@@ -104,10 +89,7 @@ struct Weighted {
 TEST(StreamK, SegmentsCoverEveryUnitOnceOnSmallGrids) {
   for (std::int64_t tiles = 1; tiles <= 12; ++tiles)
     for (std::int32_t units = 1; units <= 9; ++units)
-      for (std::int32_t ctas = 1; ctas <= tiles * units && ctas <= 20; ++ctas) {
-        check_partition(tiles, units, ctas);
-        check_partition(StreamK{tiles, units, ctas}, nullptr, ctas + 5);  // idle CTAs after the shares
-      }
+      for (std::int32_t ctas = 1; ctas <= tiles * units && ctas <= 20; ++ctas) check_partition(tiles, units, ctas);
 }
 
 TEST(StreamK, TheShapesItIsTunedFor) {
@@ -118,10 +100,7 @@ TEST(StreamK, TheShapesItIsTunedFor) {
   check_partition(224, 28, 132);
   check_partition(3, 7, 21);
   check_partition(1000, 3, 132);
-  // The masked layout's launch: the grid the host bounds the tiles with,
-  // more CTAs than this call's units; those past the units stay idle.
-  check_partition(StreamK{3, 8, 24}, nullptr, 264);
-  check_partition(StreamK{448, 8, 264}, nullptr, 264);
+  EXPECT_EQ((StreamK{112, 256, 132}.max_slots(false)), 3);
 }
 
 TEST(StreamK, WeightsClampToTheSpread) {
@@ -170,6 +149,7 @@ TEST(StreamK, WeightedSharesBalanceAShortLastTokenTile) {
   EXPECT_LT(double(hi), 1.02 * mean);
   EXPECT_GT(double(lo), 0.98 * mean);
   EXPECT_GT(shares.back(), shares.front()) << "the short tile's CTAs take more units";
+  EXPECT_LE(w.sk.max_slots(true), 6);
   EXPECT_NE(w.sk.begins, nullptr);
   // Heavy and light extremes: every share still non-empty, slots bounded;
   // too many CTAs for the weights: equal shares.

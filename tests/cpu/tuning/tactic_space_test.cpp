@@ -51,10 +51,10 @@ TEST(TacticSpace, CandidatesAreExactlyWhatTheEntryPointsAccept) {
   }
 }
 
-TEST(TacticSpace, StreamKOnTheDenseMaskedAndMoeFc2Layouts) {
+TEST(TacticSpace, StreamKOnlyWhereTheHostKnowsTheTiles) {
   for (const TuneShape& call : kCalls) {
     const ProblemShape shape = problem_shape(call);
-    const bool allowed = call.op == GemmOp::kDense || call.op == GemmOp::kMasked || call.op == GemmOp::kMoeFc2;
+    const bool allowed = call.op == GemmOp::kDense || call.op == GemmOp::kMoeFc2;
     for (const GemmTactic& tile : compiled_tactics(call.format, layout_of(call.op))) {
       GemmTactic t = tile;
       t.split_k = kStreamK;
