@@ -734,9 +734,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // The decode tiles (256-K stages) take a stage's codes at once
   // (consume_stage, stage_codes): MXFP4 decode rows of 1-32 tokens
   // 0.964-0.992x the time, 64 tokens 0.945-0.972x, dense 128x7168x16384
-  // (the 128-token tile) 0.973-0.980x (H200, docs/PERF.md stop 33). Not the
-  // MoE-dense and gather tiles: not measured.
-  constexpr bool kXStageCodes = kXOneMultiply && !Cfg::kGather && !Cfg::kMoe && BK == 256;
+  // (the 128-token tile) 0.973-0.980x (H200, docs/PERF.md stop 33); the
+  // MoE-dense and gather tiles too (stop 34).
+  constexpr bool kXStageCodes = kXOneMultiply && !Cfg::kGather && BK == 256;
 
   // The codes of a stage past K, cleared before any reads them (every
   // consumer thread its share: operand_items.cuh, clear_codes_past_k).
