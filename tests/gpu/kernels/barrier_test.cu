@@ -17,6 +17,9 @@
 // named barriers (1-4, 128 threads each) and its proxy fence in every pass. Its values are checked here; under
 // compute-sanitizer racecheck it tells whether reports on the GEMM's gather
 // tiles come from the code or from how the tool follows these barriers.
+//
+// AtomAddAcqRel: ptx::atom_add_acq_rel_gpu in the split-K arrival's pattern
+// across CTAs (one thread's add publishes its CTA's partial).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -123,15 +126,13 @@ __global__ void __launch_bounds__(384, kGemmLike ? 2 : 1) hand_over_kernel(float
       acc[c] = 0.0f;
     }
     if constexpr (kBarrierOr) {  // split_k_arrived_last
-      __threadfence();
       named_barrier(5, 256);
       bool last = false;
-      if (ctid == 0) last = atomicAdd(arrivals, 1) % 2 == 1;
+      if (ctid == 0) last = atom_add_acq_rel_gpu(arrivals, 1) % 2 == 1;
       if (!named_barrier_or(5, 256, last)) {
         named_barrier(5, 256);
         continue;
       }
-      __threadfence();
     }
     named_barrier(5, 256);  // zeroed before the next item's first addition
   }
@@ -156,6 +157,47 @@ void check_hand_over() {
       for (int c = 0; c < kCells; ++c)
         ASSERT_EQ(got[(std::size_t(b) * kItems + it) * kCells + c], float(kPasses * (kPasses + 1) / 2 * (it + 1)))
             << "block " << b << ", item " << it << ", cell " << c;
+}
+
+// ptx::atom_add_acq_rel_gpu as split_k_arrived_last uses it: every thread of
+// every CTA stores its part of the CTA's partial, the CTAs' thread 0 counts
+// the CTA in after a barrier, and the CTA that arrives last reads every
+// partial through L2 (ld.global.cg) and stores their sum. Two rounds on the
+// same counter, which the last CTA resets; 264 CTAs of 256 threads.
+constexpr int kArrivalCtas = 264, kArrivalThreads = 256;
+
+__global__ void last_arrival_kernel(float* partials, int* counter, float* sums, int round) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const int t = threadIdx.x;
+  partials[blockIdx.x * kArrivalThreads + t] = float(blockIdx.x + 1) * float(t + round);
+  named_barrier(1, kArrivalThreads);
+  bool last = false;
+  if (t == 0) {
+    last = atom_add_acq_rel_gpu(counter, 1) + 1 == int(gridDim.x);
+    if (last) *counter = 0;
+  }
+  if (!named_barrier_or(1, kArrivalThreads, last)) return;
+  float s = 0.0f;
+  for (int b = 0; b < int(gridDim.x); ++b) s += __ldcg(partials + b * kArrivalThreads + t);
+  sums[t] = s;
+#endif
+}
+
+TEST(AtomAddAcqRel, TheLastCtaReadsEveryCtasPartial) {
+  FP4MOE_REQUIRE_GPU();
+  test::DeviceBuffer<float> partials(kArrivalCtas * kArrivalThreads), sums(kArrivalThreads);
+  test::DeviceBuffer<int> counter(1);
+  counter.fill_bytes(0);
+  for (int round = 0; round < 2; ++round) {
+    partials.fill_bytes(0xff);
+    sums.fill_bytes(0xff);
+    last_arrival_kernel<<<kArrivalCtas, kArrivalThreads>>>(partials.get(), counter.get(), sums.get(), round);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const std::vector<float> got = sums.download();
+    for (int t = 0; t < kArrivalThreads; ++t)  // sum over b of (b + 1)(t + round): exact in float
+      ASSERT_EQ(got[t], float(kArrivalCtas * (kArrivalCtas + 1) / 2) * float(t + round)) << "round " << round << ", thread " << t;
+    ASSERT_EQ(counter.download()[0], 0) << "the last CTA resets the count";
+  }
 }
 
 TEST(SharedAccumulatorHandOver, NamedBarrierOnly) {

@@ -157,6 +157,19 @@ __device__ __forceinline__ void prefetch_tensor_map(const void* tensor_map) {
 /// ordinary stores over to wgmma.
 __device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
+/// atom.add.acq_rel.gpu on a global int: returns the old value. Its release
+/// half orders before it every write that happens-before it, the writes
+/// of the threads that met this one at a CTA barrier included (release is
+/// cumulative); its acquire half orders after it the reads of whatever
+/// other threads released before their own add. One thread's add after a
+/// barrier thus publishes a whole CTA's stores, where a fence in every
+/// thread (__threadfence, fence.sc) cost each of them a wait.
+__device__ __forceinline__ int atom_add_acq_rel_gpu(int* p, int v) {
+  int old;
+  asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;\n" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
+
 /// Named barrier over `threads` threads (a multiple of 32).
 __device__ __forceinline__ void named_barrier(std::uint32_t id, std::uint32_t threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
