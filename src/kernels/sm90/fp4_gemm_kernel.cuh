@@ -735,7 +735,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // (consume_stage, stage_codes): MXFP4 decode rows of 1-32 tokens
   // 0.964-0.992x the time, 64 tokens 0.945-0.972x, dense 128x7168x16384
   // (the 128-token tile) 0.973-0.980x (H200, docs/PERF.md stop 33); the
-  // MoE-dense and gather tiles too (stop 34).
+  // MoE-dense tiles too: seed-fc2 MXFP4 M = 32 and 64 0.968-1.002x (stop
+  // 34). Not the gather tiles: 0.998-1.017x on moe-fc2 MXFP4 (stop 34).
   constexpr bool kXStageCodes = kXOneMultiply && !Cfg::kGather && BK == 256;
 
   // The codes of a stage past K, cleared before any reads them (every
