@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Several filtered A/Bs in one call (scripts/device_ab.sh each, logs and a
-# table under $OUT/<n>): JOBS is a ';'-separated list of "SUITE|FILTER".
-# GTEST_FILTER / TESTS run the GPU tests once, first. VARIANTS, ROUNDS as
-# for device_ab.sh.
+# Several filtered A/Bs in one device call (scripts/device_ab.sh each, a
+# table per job under $OUT/<n> and on stdout): JOBS is a ';'-separated list
+# of "SUITE|FILTER". GTEST_FILTER / TESTS run the GPU tests once, first.
+# VARIANTS, ROUNDS as for device_ab.sh. Unpacks the carried binaries
+# (scripts/device_unpack.sh) first and packs every log under $OUT into one
+# all.tgz at the end (a call brings back only a few files).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
+[ -d .carry ] && scripts/device_unpack.sh .carry
 IFS=';' read -ra jobs <<< "${JOBS:?JOBS=\"suite|filter;...\"}"
 n=0
 for job in "${jobs[@]}"; do
@@ -23,3 +26,4 @@ for job in "${jobs[@]}"; do
   cat "$OUT/$n/table.md"
   tar czf "$OUT/$n/logs.tgz" -C "$OUT/$n" $(cd "$OUT/$n" && ls ab_*.log) && rm -f "$OUT/$n"/ab_*.log
 done
+tar czf /tmp/all.tgz -C "$OUT" . && rm -rf "${OUT:?}"/* && mv /tmp/all.tgz "$OUT/"
