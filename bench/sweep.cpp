@@ -53,7 +53,9 @@ void measure_row(const Timer& timer, SweepRow& row, const SweepOptions& options,
   tuning::ProblemShape ps = tuning::problem_shape(row.shape);
   ps.sm_count = detail::current_device_sm_count();
   row.heuristic = tuning::pick_tactic(ps);
-  const std::vector<GemmTactic> candidates = tuning::candidate_tactics(ps);
+  std::vector<GemmTactic> candidates = tuning::candidate_tactics(ps);
+  if (!options.tactics.empty())
+    std::erase_if(candidates, [&](const GemmTactic& t) { return t.name().find(options.tactics) == std::string::npos; });
   row.candidates = static_cast<int>(candidates.size());
   auto forced = [&](const GemmTactic& t) {
     return [&problem, t](cudaStream_t s) {
@@ -83,7 +85,10 @@ void measure_row(const Timer& timer, SweepRow& row, const SweepOptions& options,
       if (row.first_unusable.empty()) row.first_unusable = t.name() + ": " + e.what();
     }
   }
-  if (row.sweep_min_us == 0) throw Error("no tactic could run the row");
+  if (row.sweep_min_us == 0)
+    throw Error(options.tactics.empty() ? "no tactic could run the row"
+                                        : "no tactic named like '" + options.tactics + "' could run the row");
+  if (!options.tactics.empty()) return;  // chosen tactics: their sweep times only
   // 3. Tune the row's bucket into the sweep's cache, then check the entry
   //    point picks the tuned tactic up from it.
   TuneOptions topt = options.tune;
@@ -160,7 +165,11 @@ std::vector<SweepRow> run_sweep(const Timer& timer, const std::vector<std::pair<
     // Rows differ by 100x in cost (decode vs 8192^3), so the estimate is rough.
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const double left = elapsed / double(rows.size()) * double(total - rows.size());
-    if (row.error.empty()) {
+    if (row.error.empty() && !options.tactics.empty()) {
+      std::fprintf(stderr, "[%zu/%zu %4.0fs, ~%.0fs left] %-44s (%d tactics named like '%s')\n", rows.size(), total,
+                   elapsed, left, row.name.c_str(), row.candidates, options.tactics.c_str());
+      for (const auto& [tactic, us] : row.swept) std::fprintf(stderr, "      %-26s %10.2f us\n", tactic.name().c_str(), us);
+    } else if (row.error.empty()) {
       std::fprintf(stderr, "[%zu/%zu %4.0fs, ~%.0fs left] %-44s heuristic %9.2f us  tuned %9.2f us  best %9.2f us  (%d tactics)%s\n",
                    rows.size(), total, elapsed, left, row.name.c_str(), row.heuristic_us, row.tuned_us, row.best_us,
                    row.candidates, row.tuned_from_cache ? "" : "  TUNED TACTIC NOT TAKEN FROM THE CACHE");
@@ -181,7 +190,30 @@ std::vector<SweepRow> run_sweep(const Timer& timer, const std::vector<std::pair<
   return rows;
 }
 
+namespace {
+
+/// `--tactics`: each row's chosen tactics and their sweep times.
+void print_chosen_tactics(const std::vector<SweepRow>& rows, const SweepOptions& options) {
+  std::printf("\n== sweep of the tactics named like '%s' (no tuning, no final timing) ==\n", options.tactics.c_str());
+  std::printf("timing: CUDA events, %s L2, median of %d runs after %d warm-up\n\n", options.timing.cold_l2 ? "cold" : "warm",
+              options.timing.reps, options.timing.warmup);
+  std::printf("%-44s %-26s %10s\n", "row", "tactic", "us");
+  for (const SweepRow& r : rows) {
+    if (!r.error.empty()) {
+      std::printf("%-44s failed: %s\n", r.name.c_str(), r.error.c_str());
+      continue;
+    }
+    for (const auto& [tactic, us] : r.swept) std::printf("%-44s %-26s %10.2f\n", r.name.c_str(), tactic.name().c_str(), us);
+  }
+}
+
+}  // namespace
+
 void print_sweep(const std::vector<SweepRow>& rows, const SweepOptions& options) {
+  if (!options.tactics.empty()) {
+    print_chosen_tactics(rows, options);
+    return;
+  }
   std::printf("\n== sweep: heuristic vs tuned vs best of the exhaustive sweep ==\n");
   std::printf("timing: CUDA events, %s L2; sweep: median of %d runs after %d warm-up; final timing interleaved, median "
               "of %d runs after %d warm-up; tuner: median of "

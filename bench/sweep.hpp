@@ -30,6 +30,11 @@ struct SweepOptions {
   TimingOptions final_timing;  ///< the final, interleaved timing the ratios use
   TuneOptions tune;            ///< the tuner's own settings (cache_path is set by the sweep)
   std::string filter;       ///< only rows whose name contains this
+  /// Only the candidate tactics whose name (GemmTactic::name, e.g. "swapAB
+  /// bn64 bk256 st5 sk8") contains this; then the sweep's own times are all
+  /// a row gets (no tuning, no final timing): for profiling and A/Bs of
+  /// chosen tactics.
+  std::string tactics;
   std::string cache_path;   ///< the cache the sweep tunes into (empty: a temporary file, removed after)
 };
 

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # ncu metric groups of one benchmark row per binary, on the lent GPU machine.
-# JOBS: a ';'-separated list of "BINARY|SUITE|FILTER". METRICS: stalls (warp
+# JOBS: a ';'-separated list of "BINARY|SUITE|FILTER" (the benchmark's row,
+# its chosen tactic) or "BINARY|SUITE|FILTER|TACTICS" (the sweep of the
+# tactics whose name contains TACTICS, e.g. "st5 sk8": NCU_SKIP counts its
+# launches, warm-up included). METRICS: stalls (warp
 # stall reasons, cycles per issued instruction, with instruction count, issue
 # activity and active warps), pipes (each execution pipe's utilisation, %
-# of peak while the SM is active) or source (warp-stall samples and
+# of peak while the SM is active), memory (DRAM and L2 traffic of the
+# global loads, stores and atomics) or source (warp-stall samples and
 # shared-memory wavefronts per SASS instruction: ncu's source page as CSV,
 # source_<n>.csv.gz, read with scripts/sass_stalls.py). Logs under $OUT as
 # <METRICS>_<n>.txt.
@@ -22,19 +26,24 @@ case "$mode" in
   pipes)
     what=(--metrics 'regex:sm__pipe_.*_cycles_active\.avg\.pct_of_peak_sustained_active,regex:sm__inst_executed_pipe_.*\.avg\.pct_of_peak_sustained_active,gpu__time_duration.sum')
     show='sm__' ;;
+  memory)
+    what=(--metrics 'dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum,lts__t_sectors_srcunit_tex_op_write_lookup_miss.sum,lts__t_requests_srcunit_tex_op_write.sum,lts__t_sectors_srcunit_tex_op_atom.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,sm__cycles_active.avg,gpu__time_duration.sum')
+    show='dram__|lts__|l1tex__|sm__cycles' ;;
   source)
     what=(--section SourceCounters --section WarpStateStats) ;;
-  *) echo "METRICS must be stalls, pipes or source" >&2; exit 2 ;;
+  *) echo "METRICS must be stalls, pipes, memory or source" >&2; exit 2 ;;
 esac
 n=0
 for job in "${jobs[@]}"; do
-  IFS='|' read -r bin suite filter <<< "$job"
+  IFS='|' read -r bin suite filter tactics <<< "$job"
+  args=("$suite" --no-ceilings --filter "$filter")
+  [ -n "${tactics:-}" ] && args=(sweep "$suite" --reps 3 --warmup 1 --filter "$filter" --tactics "$tactics")
   n=$((n + 1))
   log="$OUT/${mode}_$n.txt"
   report=()
   [ "$mode" = source ] && report=(-f -o "$OUT/source_$n")
   ncu --clock-control none --kernel-name regex:"${NCU_KERNEL:-fp4_gemm}" --launch-skip "${NCU_SKIP:-3}" --launch-count 1 \
-    "${what[@]}" "${report[@]}" "$bin" "$suite" --no-ceilings --filter "$filter" > "$log" 2>&1
+    "${what[@]}" "${report[@]}" "$bin" "${args[@]}" > "$log" 2>&1
   echo "== $n: $job (rc=$?)"
   if [ "$mode" = source ]; then
     ncu --import "$OUT/source_$n.ncu-rep" --page source --print-source sass --csv 2>> "$log" | gzip > "$OUT/source_$n.csv.gz"

@@ -17,7 +17,7 @@ namespace {
 void sweep_usage() {
   std::printf(
       "usage: fp4moe sweep [SUITE ...] [--quick] [--reps N] [--final-reps N] [--tune-reps N] [--warmup N] [--filter TEXT]\n"
-      "                    [--markdown FILE] [--cache FILE]\n"
+      "                    [--tactics TEXT] [--markdown FILE] [--cache FILE]\n"
       "  For every GEMM/MoE row of the suites (default: all that have them): times every tactic that can run the row\n"
       "  (the exhaustive sweep), tunes the row's bucket and checks the entry point then runs the tuned tactic from the\n"
       "  cache, and times heuristic, tuned and sweep-best side by side (interleaved). Prints best/tuned (target >= 0.97)\n"
@@ -26,6 +26,8 @@ void sweep_usage() {
       "  timing's, --final-reps the final timing's alone, --tune-reps the tuner's (default 20).\n"
       "  --quick: every row and every tactic still, with fewer repeats (sweep and tuner 5, final 15, warm-up 1) to fit\n"
       "  a few minutes of device time; the other options refine it.\n"
+      "  --tactics TEXT: only the tactics whose name contains TEXT (e.g. 'sk8', 'swapAB bn64 bk256 st5'), timed by\n"
+      "  the sweep alone: no tuning and no final timing (for profiling or comparing chosen tactics).\n"
       "  The sweep tunes into a temporary cache unless --cache FILE names one; the user's cache is not touched.\n");
 }
 
@@ -69,6 +71,8 @@ int sweep_command(const std::vector<std::string>& args) {
       ++i;
     } else if (a == "--filter" && has_value) {
       opt.filter = args[++i];
+    } else if (a == "--tactics" && has_value) {
+      opt.tactics = args[++i];
     } else if (a == "--markdown" && has_value) {
       markdown = args[++i];
     } else if (a == "--cache" && has_value) {
@@ -81,6 +85,10 @@ int sweep_command(const std::vector<std::string>& args) {
       sweep_usage();
       return 2;
     }
+  }
+  if (!opt.tactics.empty() && !markdown.empty()) {
+    std::fprintf(stderr, "fp4moe sweep: --markdown writes the full sweep's table; --tactics has no tuned or final column\n");
+    return 2;
   }
   std::vector<std::pair<std::string, bench::GemmRowSpec>> specs;
   for (const std::string& n : names) {
