@@ -298,6 +298,7 @@ struct GemmConfig {
   static constexpr int kGatherAccStride = BM + 4;
   static constexpr int kSmemBytes = kOffGatherAcc + 1024;  // + alignment slack
   static constexpr int kTileFloats = BM * BN;  // one split-K partial tile
+  static_assert(kGather || kConsumerThreads * BN / 2 == kTileFloats, "a partial is every consumer thread's accumulators");
   // The 128 x 256 tile keeps 128 accumulators per thread: the split-K
   // reduction's extra registers make ptxas spill there (measured: 1 KB), and
   // that tile has work for every SM on the shapes it is picked for, so it is
@@ -1339,18 +1340,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       if (Cfg::kSplitK && t.slots > 1) {
         if (t.slots > p.split_slots) __trap();  // the host sized the workspace by a bound this broke
         const std::int64_t out_tile = t.index;
-        float* tile_ws = p.split_partials + out_tile * p.split_slots * Cfg::kTileFloats + ctid * (BN / 2);
-        float4* mine = reinterpret_cast<float4*>(tile_ws + t.slot * Cfg::kTileFloats);
+        // Float4 i of thread ctid at i * kConsumerThreads + ctid: a warp's
+        // store or load covers 512 contiguous bytes (four whole lines).
+        float4* tile_ws = reinterpret_cast<float4*>(p.split_partials + out_tile * p.split_slots * Cfg::kTileFloats) + ctid;
+        float4* mine = tile_ws + t.slot * (Cfg::kTileFloats / 4);
 #pragma unroll
-        for (int i = 0; i < BN / 8; ++i) mine[i] = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
+        for (int i = 0; i < BN / 8; ++i)
+          mine[i * Cfg::kConsumerThreads] = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
         if (!split_k_arrived_last<Cfg>(p, t, ctid)) continue;
         // Slice by slice into the accumulators (this slice's own partial is
         // read back too), so no more than one float4 is live beside them.
         for (int sl = 0; sl < t.slots; ++sl) {
-          const float4* src = reinterpret_cast<const float4*>(tile_ws + sl * Cfg::kTileFloats);
+          const float4* src = tile_ws + sl * (Cfg::kTileFloats / 4);
 #pragma unroll
           for (int i = 0; i < BN / 8; ++i) {
-            const float4 v = __ldcg(src + i);
+            const float4 v = __ldcg(src + i * Cfg::kConsumerThreads);
             acc[4 * i] = sl ? acc[4 * i] + v.x : v.x;
             acc[4 * i + 1] = sl ? acc[4 * i + 1] + v.y : v.y;
             acc[4 * i + 2] = sl ? acc[4 * i + 2] + v.z : v.z;
