@@ -1332,8 +1332,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 
       // ------------------------------------- split-K / stream-K reduction
       // Every contributor to a tile (a split-K slice or a stream-K segment)
-      // stores its partial tile in its slot (each thread its own fragment, so
-      // the stores are contiguous per thread) and counts itself in; the one
+      // stores its partial tile in its slot (interleaved by thread, so a
+      // warp's accesses are whole lines) and counts itself in; the one
       // that arrives last adds the slots in order 0, 1, ... (the same order
       // whichever arrives last: bit-identical repeats), resets the counter for
       // the next call and runs the epilogue.
