@@ -299,6 +299,12 @@ struct GemmConfig {
   static constexpr int kSmemBytes = kOffGatherAcc + 1024;  // + alignment slack
   static constexpr int kTileFloats = BM * BN;  // one split-K partial tile
   static_assert(kGather || kConsumerThreads * BN / 2 == kTileFloats, "a partial is every consumer thread's accumulators");
+  // Partial slots whose loads the last contributor issues together: two
+  // (64 registers a thread) in the one-CTA tiles of up to 64 columns. (The
+  // two-CTA tiles spilled 60-150 more local accesses with 32 registers'
+  // worth; so did they with one slot ahead, docs/PERF.md stop 34.)
+  static constexpr int kReduceBatch = kCtasPerSm == 1 && BN <= 64 ? 2 : 1;
+  static_assert(kReduceBatch == 1 || kReduceBatch == 2);
   // The 128 x 256 tile keeps 128 accumulators per thread: the split-K
   // reduction's extra registers make ptxas spill there (measured: 1 KB), and
   // that tile has work for every SM on the shapes it is picked for, so it is
@@ -1348,17 +1354,37 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         for (int i = 0; i < BN / 8; ++i)
           mine[i * Cfg::kConsumerThreads] = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
         if (!split_k_arrived_last<Cfg>(p, t, ctid)) continue;
-        // Slice by slice into the accumulators (this slice's own partial is
-        // read back too), so no more than one float4 is live beside them.
-        for (int sl = 0; sl < t.slots; ++sl) {
-          const float4* src = tile_ws + sl * (Cfg::kTileFloats / 4);
+        // Into the accumulators in slot order (this slice's own partial is
+        // read back too). The one-CTA tiles issue kReduceBatch slots' loads
+        // before their additions: one slot at a time, a stream-K tile's last
+        // contributor waited out an L2 round trip per slot (several slots a
+        // tile where each CTA takes a few stages).
+        auto add_slot = [&](const float4 (&v)[BN / 8], bool first) {
 #pragma unroll
           for (int i = 0; i < BN / 8; ++i) {
-            const float4 v = __ldcg(src + i * Cfg::kConsumerThreads);
-            acc[4 * i] = sl ? acc[4 * i] + v.x : v.x;
-            acc[4 * i + 1] = sl ? acc[4 * i + 1] + v.y : v.y;
-            acc[4 * i + 2] = sl ? acc[4 * i + 2] + v.z : v.z;
-            acc[4 * i + 3] = sl ? acc[4 * i + 3] + v.w : v.w;
+            acc[4 * i] = first ? v[i].x : acc[4 * i] + v[i].x;
+            acc[4 * i + 1] = first ? v[i].y : acc[4 * i + 1] + v[i].y;
+            acc[4 * i + 2] = first ? v[i].z : acc[4 * i + 2] + v[i].z;
+            acc[4 * i + 3] = first ? v[i].w : acc[4 * i + 3] + v[i].w;
+          }
+        };
+        auto load_slot = [&](int sl, float4 (&v)[BN / 8]) {
+#pragma unroll
+          for (int i = 0; i < BN / 8; ++i) v[i] = __ldcg(tile_ws + sl * (Cfg::kTileFloats / 4) + i * Cfg::kConsumerThreads);
+        };
+        if constexpr (Cfg::kReduceBatch == 2) {
+          for (int sl = 0; sl < t.slots; sl += 2) {
+            float4 v0[BN / 8], v1[BN / 8];
+            load_slot(sl, v0);
+            if (sl + 1 < t.slots) load_slot(sl + 1, v1);
+            add_slot(v0, sl == 0);
+            if (sl + 1 < t.slots) add_slot(v1, false);
+          }
+        } else {
+          for (int sl = 0; sl < t.slots; ++sl) {
+            float4 v[BN / 8];
+            load_slot(sl, v);
+            add_slot(v, sl == 0);
           }
         }
       }
