@@ -101,7 +101,7 @@ typedef struct {
   int32_t block_n;
   int32_t block_k;
   int32_t stages;
-  int32_t split_k; /* 1, 2, 4 or 8; 0: stream-K (dense and moe_dense_fc2) */
+  int32_t split_k; /* 1, 2, 3, 4, 6 or 8; 0: stream-K (dense and moe_dense_fc2) */
   int32_t moe_gather; /* 0 or 1: moe_dense_fc2's gathered formulation (GemmTactic::moe_gather) */
   int32_t fp8; /* 0 or 1: MXFP4's FP8 route (GemmTactic::fp8) */
   int32_t cluster; /* 1 or 2: CTAs per cluster (GemmTactic::cluster); 0 reads as 1 */
@@ -191,7 +191,7 @@ FP4MOE_C_API fp4moe_status fp4moe_moe_routing_alpha(const int32_t* topk_ids, con
 
 /* The tactics compiled for a format (fp4moe_format) and layout
  * (fp4moe_gemm_layout), each listed with split_k = 1 (each also runs with
- * split_k 2, 4, 8 or 0 = stream-K where its tile allows). Writes at most `capacity` into
+ * split_k 2, 3, 4, 6, 8 or 0 = stream-K where its tile allows). Writes at most `capacity` into
  * `out` (which may be null when capacity is 0) and the total to *count. */
 FP4MOE_C_API fp4moe_status fp4moe_gemm_tactics(int32_t format, int32_t layout, fp4moe_tactic* out, int32_t capacity,
                                                int32_t* count);

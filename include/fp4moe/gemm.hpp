@@ -33,7 +33,7 @@ struct GemmTactic {
   int block_n = 0;
   int block_k = 0;  ///< K per pipeline stage
   int stages = 0;   ///< pipeline depth
-  /// K slices per output tile: 1, 2, 4 or 8 (at most the K blocks, or for
+  /// K slices per output tile: 1, 2, 3, 4, 6 or 8 (at most the K blocks, or for
   /// moe_dense_fc2 the experts, there are to slice), or 0 for stream-K
   /// (fp4_gemm_nt and moe_dense_fc2 only): every CTA takes an equal share
   /// of all tiles' K blocks (experts), so no SM idles in a last partial wave

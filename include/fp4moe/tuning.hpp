@@ -9,7 +9,7 @@
 //
 // The tactic space is what is compiled: every compiled tile of the
 // operation's layout (swap-AB, BN, BK, stages, MXFP4's FP8 route, the dense
-// tile in two-CTA clusters) × split_k ∈ {1, 2, 4, 8, 0 = stream-K}, minus
+// tile in two-CTA clusters) × split_k ∈ {1, 2, 3, 4, 6, 8, 0 = stream-K}, minus
 // the combinations the argument checks refuse for the shape.
 //
 // Buckets: a token count M (tokens per group: see TuneShape::m) maps to the

@@ -20,7 +20,7 @@ LAYOUTS = {
 @dataclass(frozen=True)
 class GemmTactic:
     """fp4moe::GemmTactic. Pass one as `tactic=` to force it (it must be one
-    of gemm_tactics(); split_k 1, 2, 4, 8 or 0); None runs the tuning cache's
+    of gemm_tactics(); split_k 1, 2, 3, 4, 6, 8 or 0); None runs the tuning cache's
     tactic for the call if it has one (fp4moe.tune), else the heuristic's.
 
     swap_ab  weights on wgmma's M side, tokens on N (the decode path)
@@ -66,7 +66,7 @@ class GemmTactic:
 
 def gemm_tactics(format: str, layout: str):
     """The tactics compiled for a format ("nvfp4", "mxfp4") and layout (a key of
-    LAYOUTS), each with split_k = 1; each also runs with split_k 2, 4, 8 or 0
+    LAYOUTS), each with split_k = 1; each also runs with split_k 2, 3, 4, 6, 8 or 0
     (stream-K, dense and moe_dense only) where its tile is compiled with
     split-K (the library refuses it otherwise)."""
     if format not in FORMATS:

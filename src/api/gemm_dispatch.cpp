@@ -72,12 +72,12 @@ const kernels::KernelEntry& checked_kernel(const ArgCheck& c, const tuning::Prob
       for (const GemmTactic& k : tuning::compiled_tactics(shape.format, shape.layout)) known += (known.empty() ? "" : "; ") + k.name();
       c.require(false, "options.tactic",
                 "is not compiled for this format and layout (compiled: " + known +
-                    ", each with split_k 1, 2, 4, 8 or 0 = stream-K where its tile has split-K)",
+                    ", each with split_k 1, 2, 3, 4, 6, 8 or 0 = stream-K where its tile has split-K)",
                 t.name());
       break;
     }
     case tuning::TacticFault::kSplitKChoice:
-      c.require(false, "options.tactic", "split_k must be 1, 2, 4, 8 or 0 (stream-K)", std::to_string(t.split_k));
+      c.require(false, "options.tactic", "split_k must be 1, 2, 3, 4, 6, 8 or 0 (stream-K)", std::to_string(t.split_k));
       break;
     case tuning::TacticFault::kSplitKNotCompiled:
       c.require(false, "options.tactic",
@@ -168,7 +168,7 @@ GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call_in, std::int64_t m_r
         throw Error("fp4moe internal: the heuristic picked " + t.name() + ", which has no prepacked kernel");
     }
   }
-  t_last_plan = {t, source};
+  t_last_plan = {t, source, {}, 0};
   const std::int64_t bt = t.swap_ab ? t.block_n : e->block_m, bw = t.swap_ab ? e->block_m : t.block_n;
   // Weight rows the kernel tiles: FC1 tiles every expert's 2I rows as one.
   const std::int64_t n_rows = call.op == GemmOp::kMoeFc1 ? call.n * call.groups : call.n;

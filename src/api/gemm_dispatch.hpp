@@ -44,7 +44,7 @@ inline GemmOutput output_of(DType d) { return d == DType::kFP32 ? GemmOutput::kF
 /// Picks the tactic and its compiled kernel for a call described as the
 /// tuner describes it (`call.m`: tokens per group, the heuristic's and the
 /// buckets' M). The caller's tactic if given (throws InvalidArgument naming
-/// options.tactic when it is not compiled, its split_k is not 1, 2, 4, 8 or
+/// options.tactic when it is not compiled, its split_k is not 1, 2, 3, 4, 6, 8 or
 /// 0 (stream-K, dense and MoE-dense only), the tile has no split-K, or
 /// split_k exceeds what K can be sliced into);
 /// else the tuning cache's entry for the call if it has one; else the

@@ -39,7 +39,10 @@ ProblemShape problem_shape(const TuneShape& call);
 constexpr int kStreamK = 0;
 
 /// Split-K values every kernel compiled with split-K accepts at run time.
-constexpr int kSplitKChoices[] = {1, 2, 4, 8, kStreamK};
+/// 3 and 6 fill the GPU where the tiles are a sixth or a third of its CTA
+/// slots (dense 64x2112x7168: 17 tiles, 68 CTAs on split 4, 102 on 6;
+/// docs/PERF.md stop 35).
+constexpr int kSplitKChoices[] = {1, 2, 3, 4, 6, 8, kStreamK};
 
 /// The units split-K divides a tile's K loop into: whole experts for
 /// MoE-dense, else K blocks of the tactic.
@@ -71,7 +74,7 @@ int moe_tail_tokens(const ProblemShape& shape, const GemmTactic& picked, int blo
 enum class TacticFault {
   kNone,
   kNotCompiled,        ///< no kernel of this (format, layout, tile)
-  kSplitKChoice,       ///< split_k is not 1, 2, 4, 8 or 0 (stream-K)
+  kSplitKChoice,       ///< split_k is not 1, 2, 3, 4, 6, 8 or 0 (stream-K)
   kSplitKNotCompiled,  ///< the tile is compiled without split-K (stream-K included)
   kSplitKUnits,        ///< more slices than experts (MoE-dense) or K blocks; stream-K with one
   kStreamKLayout,      ///< stream-K on a layout other than dense and MoE-dense

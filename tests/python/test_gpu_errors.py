@@ -45,9 +45,9 @@ def test_uncompiled_tactic_is_refused(rng):
     a, b = cuda_fp4(rng, (64, 256)), cuda_fp4(rng, (128, 256))
     with pytest.raises(fp4moe.InvalidArgumentError, match=r"argument 'options.tactic': is not compiled"):
         fp4moe.fp4_gemm_nt(a, b, tactic=fp4moe.GemmTactic(False, 999, 128, 4))
-    with pytest.raises(fp4moe.InvalidArgumentError, match=r"split_k must be 1, 2, 4, 8 or 0 \(stream-K\)"):
+    with pytest.raises(fp4moe.InvalidArgumentError, match=r"split_k must be 1, 2, 3, 4, 6, 8 or 0 \(stream-K\)"):
         t = fp4moe.gemm_tactics(fp4moe.NVFP4, "dense")[0]
-        fp4moe.fp4_gemm_nt(a, b, tactic=dataclasses.replace(t, split_k=3))
+        fp4moe.fp4_gemm_nt(a, b, tactic=dataclasses.replace(t, split_k=5))
 
 
 def test_moe_rules_of_the_library(rng):

@@ -30,7 +30,7 @@ struct KernelEntry {
   GemmTactic tactic;  ///< split_k = 1: every kernel runs any split_k at run time
   int block_m;        ///< X rows per CTA
   int ctas_per_sm;    ///< CTAs one SM holds at once
-  int max_split_k;    ///< 1: compiled without split-K; else any of 1, 2, 4, 8
+  int max_split_k;    ///< 1: compiled without split-K; else any of 1, 2, 3, 4, 6, 8
   int max_m;          ///< most tokens (M) a call may have; 0: any (the gather tiles hold every token)
   LaunchFn launch;
   /// The same tactic for B in the prepacked bit order (prepack_weights);

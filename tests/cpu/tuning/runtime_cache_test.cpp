@@ -117,7 +117,7 @@ TEST(RuntimeCache, EntriesWhoseTacticCannotRunAreDropped) {
   Fixture f;
   const TuneShape s = masked_shape(8);
   GemmTactic bad = some_tactic(s);
-  bad.split_k = 3;  // not a split-K choice
+  bad.split_k = 5;  // not a split-K choice
   GemmTactic uncompiled = some_tactic(s);
   uncompiled.block_n = 24;
   const TuneShape other = masked_shape(16);

@@ -287,7 +287,7 @@ TEST(GemmLargeM, M4099MatchesReferenceInEveryLayout) {
 }
 
 // Split-K (library-owned reduction): every layout × format × compiled tile
-// with split_k 2, 4 and 8, and for the dense layout stream-K (split_k 0:
+// with split_k 2, 3, 4, 6 and 8, and for the dense layout stream-K (split_k 0:
 // on these small shapes a tile's K blocks spread over up to 9 CTAs), on K
 // deep enough for 8 slices of the widest stage, FP32 and BF16 output,
 // integer data bit-exact.
@@ -301,7 +301,7 @@ TEST_P(GemmSplitK, MatchesReference) {
   for (const auto& e : kernels::kernel_registry()) {
     if (e.format != format || e.layout != test_layout(layout) || e.max_split_k == 1) continue;
     GemmTactic t = e.tactic;
-    for (int split : {2, 4, 8, 0}) {
+    for (int split : {2, 3, 4, 6, 8, 0}) {
       if (split == 0 && layout != GemmLayout::kDense) continue;  // stream-K: dense and MoE-dense only
       t.split_k = split;
       GemmCase c;

@@ -239,7 +239,7 @@ TEST_F(TunerGpu, AFailingTacticIsRecordedAndTuningGoesOn) {
   GemmTactic uncompiled = candidates.front();
   uncompiled.block_n = 24;
   GemmTactic bad_split = candidates.front();
-  bad_split.split_k = 3;
+  bad_split.split_k = 5;
   candidates.insert(candidates.begin() + 1, uncompiled);
   candidates.push_back(bad_split);
   const tuning::Selection sel = tuning::select_best(candidates, [&](const GemmTactic& t) {
