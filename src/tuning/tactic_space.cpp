@@ -51,14 +51,18 @@ std::int64_t output_tiles(const ProblemShape& s, const GemmTactic& t, int block_
 /// split decode rows whose K is short (2048) and the 128-token MoE-dense
 /// rows, and both ran 25-30% slower than unsplit. MoE-dense pays more per
 /// unit: the producer's alpha scan and the per-expert folds start over.
-double unit_overhead_stages(const ProblemShape& s) { return s.layout == kernels::Layout::kMoeDense ? 30.0 : 4.0; }
+/// The other layouts: 5, fitted to the H200 sweep of stop 35 (dense
+/// 64x2112x7168, bn64: split 1-6 at 1.2 us a stage, 5.0 stages a unit;
+/// 128x7168x16384, bn128: 1.75 us a stage, 5.4-6.6 a unit).
+double unit_overhead_stages(const ProblemShape& s) { return s.layout == kernels::Layout::kMoeDense ? 30.0 : 5.0; }
 
 /// Fixed cost of one stream-K segment. MoE-dense: half a split-K unit's,
 /// fitted to the sweep at 1d622dc (seed-fc2 M = 32, 128 and 256: 16-23
-/// stages); the dense layout keeps the split-K unit's 4, with which the
-/// model leaves the measured split-K picks (dense 64x2112x7168: sk4 35.4 us,
-/// stream-K 41.1 us) alone.
-double segment_overhead_stages(const ProblemShape& s) { return s.layout == kernels::Layout::kMoeDense ? 15.0 : 4.0; }
+/// stages). Dense: 3.5, fitted with the unit's 5 to the same stop-35 sweep
+/// (3.8 stages on the bn64 row, 3.4 on the bn128 one), which puts
+/// 128x7168x16384 on stream-K (70.9 us against split 2's 75.6) and leaves
+/// 64x2112x7168 on split 6 (15.9 us, stream-K 18.0).
+double segment_overhead_stages(const ProblemShape& s) { return s.layout == kernels::Layout::kMoeDense ? 15.0 : 3.5; }
 
 /// The share of a MoE-dense tile's experts that `tokens` tokens use when
 /// each picks top_k of E experts uniformly: 1 - (1 - k/E)^tokens; the kernel
