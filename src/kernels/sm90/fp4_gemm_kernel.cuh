@@ -352,6 +352,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr bool kNv = Cfg::kNvfp4;
   constexpr int BN = Cfg::BN, BK = Cfg::BK, kStages = Cfg::kStages;
+  [[maybe_unused]] TraceStart trace_start;  // (zeros unless FP4MOE_PIPELINE_TRACE)
+  trace_start.entry = TraceCursor::clock();
+  trace_start.entry_ns = TraceCursor::global_time();
   extern __shared__ __align__(1024) std::uint8_t smem_raw[];
   std::uint8_t* smem = reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t(1023));
   std::uint64_t* full = reinterpret_cast<std::uint64_t*>(smem + Cfg::kOffBarriers);
@@ -417,6 +420,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   } else {
     __syncthreads();
   }
+  trace_start.prologue_done = TraceCursor::clock();
 
   // A work item covers units [t.unit_begin, t.unit_end) of its tile: K
   // blocks, or for MoE-dense whole experts.
@@ -527,6 +531,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         gather_produce<Cfg>(p, sched, loads, smem, full, empty);
       }
     } else if (threadIdx.x == 0) {
+      TraceCursor trace;  // (empty unless FP4MOE_PIPELINE_TRACE)
+      trace.init(TraceCursor::base(p), 0);
+      trace_start.mark_into(trace);
       ptx::prefetch_tensor_map(tmap_x);
       ptx::prefetch_tensor_map(tmap_y);
       std::uint32_t it = 0;
@@ -539,14 +546,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         const TileLoads loads = tile_loads(t);
         for (int kb = t.unit_begin; kb < t.unit_end; ++kb, ++it) {
           const int s = it % kStages;
+          trace.mark(kTrEmptyWait, s);
           ptx::mbar_wait(&empty[s], ((it / kStages) & 1) ^ 1);
+          trace.mark(kTrEmptyGot, s);
           if (t.group < 0) {
             ptx::mbar_arrive(&full[s]);
           } else {
             load_tile_stage(s, loads, kb, kb);
           }
+          trace.mark(kTrIssued, s);
         }
       }
+      trace.mark_at(kTrGlobalTime, 1, TraceCursor::global_time());
     }
     return;
   }
@@ -1225,7 +1236,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   };
 
   TraceCursor trace;  // (empty unless FP4MOE_PIPELINE_TRACE)
-  if (Cfg::kGather && ctid % 128 == 0) trace.init(TraceCursor::base(p), 1 + wg);
+  if (ctid % 128 == 0) trace.init(TraceCursor::base(p), 1 + wg);
+  if constexpr (!Cfg::kGather) trace_start.mark_into(trace);
   Tile t;
   for (std::int32_t work_item = 0; next_work(work_item, t); ++work_item) {
     if constexpr (Cfg::kGather) {
@@ -1305,6 +1317,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       gather_store_tile<Cfg>(p, t, acc_smem, ctid, order_lap);
       trace.mark(kTrStored, 0);
     } else {  // (not a continue: nvcc then warned of unreachable code in every gather kernel)
+      trace.mark(kTrItemStart, t.slot);
 #pragma unroll
       for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
       const std::int32_t xs_row0 = x_scale_row0(t) % 128;
@@ -1312,9 +1325,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       place_items(xs_row0, ys_row0);
       if constexpr (Cfg::kMoe) {
         part_fresh = true;
-        for (;;) {
+        for (bool first = true;; first = false) {
           const int s = it % kStages;
           ptx::mbar_wait(&full[s], (it / kStages) & 1);
+          if (first) trace.mark(kTrFirstFull, 0);
           ++it;
           const std::uint8_t* header = smem + s * Cfg::kStageBytes + Cfg::kOffHeader;
           const MoeStageHeader h = *reinterpret_cast<const MoeStageHeader*>(header);
@@ -1330,11 +1344,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         for (int kb = t.unit_begin; kb < t.unit_end; ++kb, ++it) {
           const int s = it % kStages;
           ptx::mbar_wait(&full[s], (it / kStages) & 1);
+          if (kb == t.unit_begin) trace.mark(kTrFirstFull, 0);
           if ((kb + 1) * BK > p.k) clear_scales_past_k(s, kb * BK);
           consume_stage(s, kb, nullptr, false, xs_row0, ys_row0);
         }
         ptx::wgmma_wait<0>();
       }
+      trace.mark(kTrMmaDone, 0);
 
       // ------------------------------------- split-K / stream-K reduction
       // Every contributor to a tile (a split-K slice or a stream-K segment)
@@ -1353,7 +1369,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 #pragma unroll
         for (int i = 0; i < BN / 8; ++i)
           mine[i * Cfg::kConsumerThreads] = make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]);
-        if (!split_k_arrived_last<Cfg>(p, t, ctid)) continue;
+        const bool last = split_k_arrived_last<Cfg>(p, t, ctid);
+        trace.mark(kTrArrived, last);
+        if (!last) continue;
         // Into the accumulators in slot order (this slice's own partial is
         // read back too). The one-CTA tiles issue kReduceBatch slots' loads
         // before their additions: one slot at a time, a stream-K tile's last
@@ -1387,6 +1405,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
             add_slot(v, sl == 0);
           }
         }
+        trace.mark(kTrReduced, 0);
       }
 
       // -------------------------------------------------------- epilogue
@@ -1503,6 +1522,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   }
   if constexpr (Cfg::kTmaStores) {  // the last tile's stores are done before the CTA leaves
     if (lane == 0) ptx::bulk_wait<0>();
+  }
+  if constexpr (!Cfg::kGather) {
+    trace.mark(kTrStored, 0);
+    trace.mark_at(kTrGlobalTime, 1, TraceCursor::global_time());
   }
   if constexpr (kPair) {  // neither CTA leaves while its peer may still arrive on its barriers
     __syncwarp();

@@ -71,12 +71,12 @@ void launch_gemm(const LaunchArgs& args) {
   const std::int64_t grid = args.grid > 0 ? args.grid
                                           : std::max<std::int64_t>(1, std::min<std::int64_t>(std::int64_t(detail::current_device_sm_count()) * Cfg::kCtasPerSm, args.max_tiles));
 #ifdef FP4MOE_PIPELINE_TRACE
-  if constexpr (Cfg::kGather) params.trace = trace_buffer_for_launch();
+  params.trace = trace_buffer_for_launch();
 #endif
   kernel<<<static_cast<unsigned>(grid), Cfg::kThreads, static_cast<unsigned>(smem), args.stream>>>(ta, tb, td, params);
   FP4MOE_CHECK_LAUNCH();
 #ifdef FP4MOE_PIPELINE_TRACE
-  if constexpr (Cfg::kGather) trace_write(params.trace, Cfg::BN, Cfg::BK, Cfg::kStages, Cfg::kCtasPerSm);
+  trace_write(params.trace, Cfg::kGather, Cfg::BN, Cfg::BK, Cfg::kStages, Cfg::kCtasPerSm);
 #endif
 }
 

@@ -1,14 +1,16 @@
-// An optional timeline of the gather layout's pipeline, for diagnosis only:
+// An optional timeline of the GEMM kernels' pipeline, for diagnosis only:
 // compiled in when FP4MOE_PIPELINE_TRACE is defined (CMake option of the same
 // name), otherwise every call below is empty and the kernels are unchanged.
 //
-// Each traced actor (the producer warp's lane 0, and thread 0 of each
+// Each traced actor (the producer's first lane, and thread 0 of each
 // consumer warpgroup) of the first kTraceCtas CTAs appends 64-bit events to
 // its own row of a global buffer: kind in bits 63..56, an argument (a stage
-// or a flag) in 55..48, the SM's clock64 in 47..0. The host side
-// (pipeline_trace_host.hpp) fills the buffer of one chosen launch and writes
-// it to a file; scripts/pipeline_trace.py reads it. Clocks compare only
-// within one CTA (one SM).
+// or a flag) in 55..48, the SM's clock64 in 47..0 (kTrGlobalTime: the
+// global nanosecond timer instead, which compares across CTAs). The host
+// side (pipeline_trace_host.hpp) fills the buffer of one chosen launch and
+// writes it to a file; scripts/pipeline_trace.py reads a gather trace,
+// scripts/tile_trace.py one of the other layouts. Clocks compare only within
+// one CTA (one SM).
 #pragma once
 
 #include <cstdint>
@@ -28,10 +30,18 @@ enum TraceEvent : std::uint32_t {
   kTrEmptyWait = 8,  ///< producer: before the wait for a free stage (arg: stage)
   kTrEmptyGot = 9,   ///< producer: the stage is free
   kTrIssued = 10,    ///< producer: the stage's loads are issued
+  // The register tiles (every layout but gather):
+  kTrItemStart = 11,    ///< consumer: a work item begins (arg: its split-K / stream-K slot)
+  kTrFirstFull = 12,    ///< consumer: the item's first stage is full
+  kTrArrived = 13,      ///< consumer: the split-K arrival answered (arg: 1 if this contributor was last)
+  kTrReduced = 14,      ///< consumer: the partials are added
+  kTrKernelStart = 15,  ///< any actor: the kernel's first instruction (clock taken then, marked later)
+  kTrPrologueDone = 16, ///< any actor: past the prologue's barrier
+  kTrGlobalTime = 17,   ///< any actor: %globaltimer (ns), taken with kTrKernelStart (arg 0) or at the end (arg 1)
 };
-constexpr int kTraceCtas = 16;
+constexpr int kTraceCtas = 264;  ///< every CTA of one wave of two-CTA tiles on 132 SMs
 constexpr int kTraceActors = 5;  ///< producer, then up to four consumer warpgroups
-constexpr int kTraceCap = 16384; ///< events per actor
+constexpr int kTraceCap = 8192;  ///< events per actor
 constexpr std::int64_t kTraceWords = std::int64_t(kTraceCtas) * kTraceActors * kTraceCap;
 
 struct TraceCursor {
@@ -41,17 +51,38 @@ struct TraceCursor {
   __device__ void init(std::uint64_t* base, int actor) {
     if (base != nullptr && blockIdx.x < kTraceCtas) row = base + (std::int64_t(blockIdx.x) * kTraceActors + actor) * kTraceCap;
   }
-  __device__ void mark(std::uint32_t event, std::uint32_t arg) {
+  __device__ void mark(std::uint32_t event, std::uint32_t arg) { mark_at(event, arg, static_cast<std::uint64_t>(clock64())); }
+  /// An event with its own 48-bit value (a clock taken earlier, or the global timer).
+  __device__ void mark_at(std::uint32_t event, std::uint32_t arg, std::uint64_t value) {
     if (row != nullptr && n < kTraceCap)
-      row[n++] = (std::uint64_t(event) << 56) | (std::uint64_t(arg & 0xffu) << 48) |
-                 (static_cast<std::uint64_t>(clock64()) & 0xffffffffffffull);
+      row[n++] = (std::uint64_t(event) << 56) | (std::uint64_t(arg & 0xffu) << 48) | (value & 0xffffffffffffull);
   }
   __device__ static std::uint64_t* base(const GemmParams& p) { return p.trace; }
+  __device__ static std::uint64_t clock() { return static_cast<std::uint64_t>(clock64()); }
+  __device__ static std::uint64_t global_time() {
+    std::uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+  }
 #else
   __device__ static std::uint64_t* base(const GemmParams&) { return nullptr; }
   __device__ void init(std::uint64_t*, int) {}
   __device__ void mark(std::uint32_t, std::uint32_t) {}
+  __device__ void mark_at(std::uint32_t, std::uint32_t, std::uint64_t) {}
+  __device__ static std::uint64_t clock() { return 0; }
+  __device__ static std::uint64_t global_time() { return 0; }
 #endif
+};
+
+/// The kernel's start and the prologue's end, taken before any actor has
+/// its row and marked once it has (register tiles).
+struct TraceStart {
+  std::uint64_t entry = 0, entry_ns = 0, prologue_done = 0;
+  __device__ void mark_into(TraceCursor& trace) const {
+    trace.mark_at(kTrKernelStart, 0, entry);
+    trace.mark_at(kTrGlobalTime, 0, entry_ns);
+    trace.mark_at(kTrPrologueDone, 0, prologue_done);
+  }
 };
 
 }  // namespace fp4moe::kernels

@@ -32,7 +32,7 @@ inline std::uint64_t* trace_buffer_for_launch() {
 }
 
 /// After the traced launch: waits for it, writes the file, frees the buffer.
-inline void trace_write(std::uint64_t* buf, int bn, int bk, int stages, int ctas_per_sm) {
+inline void trace_write(std::uint64_t* buf, bool gather, int bn, int bk, int stages, int ctas_per_sm) {
   if (buf == nullptr) return;
   FP4MOE_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<std::uint64_t> host(kTraceWords);
@@ -48,8 +48,8 @@ inline void trace_write(std::uint64_t* buf, int bn, int bk, int stages, int ctas
   std::fwrite(&cap, 4, 1, f);
   std::fwrite(host.data(), sizeof(std::uint64_t), host.size(), f);
   std::fclose(f);
-  std::fprintf(stderr, "fp4moe: pipeline trace of gather bn%d bk%d st%d (%d CTAs an SM) written to %s\n", bn, bk, stages,
-               ctas_per_sm, std::getenv("FP4MOE_TRACE_FILE"));
+  std::fprintf(stderr, "fp4moe: pipeline trace of %s bn%d bk%d st%d (%d CTAs an SM) written to %s\n",
+               gather ? "gather" : "a register tile", bn, bk, stages, ctas_per_sm, std::getenv("FP4MOE_TRACE_FILE"));
 }
 
 }  // namespace fp4moe::kernels

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Reads a pipeline trace of a register-tile GEMM (every layout but gather;
+src/kernels/sm90/pipeline_trace.cuh, a build with -DFP4MOE_PIPELINE_TRACE=ON,
+FP4MOE_TRACE_FILE set) and prints where the launch's time goes:
+
+  start skew    each CTA's first instruction against the earliest CTA's
+                (the global nanosecond timer);
+  prologue      from a CTA's first instruction to past its prologue barrier
+                (barriers, the masked prefix, the scale table);
+  first data    from there to its first work item's first full stage (the
+                producer's first loads: tensor-map fetch, DRAM latency);
+  per work item (consumer warpgroup 0):
+    wait        item start to its first stage full,
+    loop        to its MMAs landed,
+    arrive      to the split-K / stream-K arrival's answer (the partial's
+                stores, the fence and the count),
+    reduce      to the partials added (the last contributor only),
+    epilogue    to the next item's start (or the CTA's end);
+  tail          each CTA's end against the latest CTA's end.
+
+Clocks convert to microseconds per CTA from the two global-timer samples
+(kernel start and end). Usage: scripts/tile_trace.py TRACE.bin
+"""
+import struct
+import sys
+from collections import defaultdict
+
+ITEM_START, FIRST_FULL, MMA_DONE, STORED, ARRIVED, REDUCED = 11, 12, 3, 7, 13, 14
+KERNEL_START, PROLOGUE_DONE, GLOBAL_TIME = 15, 16, 17
+EMPTY_WAIT, EMPTY_GOT, ISSUED = 8, 9, 10
+
+
+def read(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:8] == b"FP4TRACE", "not a pipeline trace"
+    ctas, actors, cap = struct.unpack_from("<HHI", data, 8)
+    rows = {}
+    off = 16
+    for c in range(ctas):
+        for a in range(actors):
+            words = struct.unpack_from("<%dQ" % cap, data, off)
+            off += 8 * cap
+            events = []
+            for w in words:
+                if w == 0:
+                    break
+                events.append((w >> 56, (w >> 48) & 0xFF, w & 0xFFFFFFFFFFFF))
+            if events:
+                rows[(c, a)] = events
+    return ctas, actors, rows
+
+
+def stats(values):
+    if not values:
+        return "-"
+    v = sorted(values)
+    mean = sum(v) / len(v)
+    return "mean %7.2f  p50 %7.2f  max %7.2f  (n %d)" % (mean, v[len(v) // 2], v[-1], len(v))
+
+
+def main():
+    ctas, actors, rows = read(sys.argv[1])
+    starts, ends, prologue, first_data, tail_items = {}, {}, [], [], defaultdict(int)
+    phases = defaultdict(list)
+    rate = {}
+    for (c, a), ev in rows.items():
+        if a != 1:
+            continue
+        by = defaultdict(list)
+        for k, arg, v in ev:
+            by[k].append((arg, v))
+        if not by[KERNEL_START] or len(by[GLOBAL_TIME]) < 2:
+            continue
+        clk0 = by[KERNEL_START][0][1]
+        ns0 = next(v for arg, v in by[GLOBAL_TIME] if arg == 0)
+        ns1 = next(v for arg, v in by[GLOBAL_TIME] if arg == 1)
+        clk1 = by[STORED][-1][1] if by[STORED] else ev[-1][2]
+        ghz = (clk1 - clk0) / max(1, ns1 - ns0)
+        rate[c] = ghz
+        us = lambda d: d / ghz / 1000.0
+        starts[c], ends[c] = ns0, ns1
+        prologue.append(us(by[PROLOGUE_DONE][0][1] - clk0))
+        # The items, in order: (start, first_full, mma_done, arrived, reduced).
+        items, cur = [], None
+        for k, arg, v in ev:
+            if k == ITEM_START:
+                cur = {"start": v, "slot": arg}
+                items.append(cur)
+            elif cur is not None and k == FIRST_FULL and "full" not in cur:
+                cur["full"] = v
+            elif cur is not None and k == MMA_DONE:
+                cur["mma"] = v
+            elif cur is not None and k == ARRIVED:
+                cur["arrived"], cur["last"] = v, arg
+            elif cur is not None and k == REDUCED:
+                cur["reduced"] = v
+        if items and "full" in items[0]:
+            first_data.append(us(items[0]["full"] - by[PROLOGUE_DONE][0][1]))
+        tail_items[len(items)] += 1
+        for i, it in enumerate(items):
+            nxt = items[i + 1]["start"] if i + 1 < len(items) else clk1
+            if "full" in it:
+                phases["wait"].append(us(it["full"] - it["start"]))
+            if "mma" in it and "full" in it:
+                phases["loop"].append(us(it["mma"] - it["full"]))
+            after = it.get("mma", it["start"])
+            if "arrived" in it:
+                phases["arrive"].append(us(it["arrived"] - it["mma"]))
+                after = it["arrived"]
+                if "reduced" in it:
+                    phases["reduce"].append(us(it["reduced"] - it["arrived"]))
+                    after = it["reduced"]
+            if it.get("last", 1):
+                phases["epilogue"].append(us(nxt - after))
+            else:
+                phases["to next item"].append(us(nxt - after))
+    if not starts:
+        print("no register-tile CTA in the trace (a gather trace? scripts/pipeline_trace.py reads those)")
+        return
+    t0, t1 = min(starts.values()), max(ends.values())
+    print("CTAs traced: %d (of up to %d); SM clock %.2f GHz (from the global timer)" %
+          (len(starts), ctas, sum(rate.values()) / len(rate)))
+    print("kernel span (first CTA start to last CTA end): %.2f us" % ((t1 - t0) / 1000.0))
+    print("work items per CTA: " + ", ".join("%d items: %d CTAs" % (k, v) for k, v in sorted(tail_items.items())))
+    print("start skew         " + stats([(s - t0) / 1000.0 for s in starts.values()]))
+    print("prologue           " + stats(prologue))
+    print("first data         " + stats(first_data))
+    for name in ("wait", "loop", "arrive", "reduce", "epilogue", "to next item"):
+        if phases[name]:
+            print("item %-13s " % name + stats(phases[name]))
+    print("tail (idle at end) " + stats([(t1 - e) / 1000.0 for e in ends.values()]))
+    busy = sum(e - s for s, e in ((starts[c], ends[c]) for c in starts)) / len(starts) / 1000.0
+    print("CTA lifetime       mean %.2f us of the %.2f us span" % (busy, (t1 - t0) / 1000.0))
+
+
+if __name__ == "__main__":
+    main()
