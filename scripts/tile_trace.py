@@ -115,6 +115,27 @@ def main():
                 phases["epilogue"].append(us(nxt - after))
             else:
                 phases["to next item"].append(us(nxt - after))
+    # The producer (actor 0): prologue end to its first stage's wait, that
+    # wait, the first stage's issue, and from the issue to the consumer's
+    # first full stage (the loads' latency), in the same CTA's clock.
+    prod = defaultdict(list)
+    for (c, a), ev in rows.items():
+        if a != 0 or c not in rate:
+            continue
+        by = defaultdict(list)
+        for k, arg, v in ev:
+            by[k].append(v)
+        cons = rows.get((c, 1), [])
+        full = next((v for k, arg, v in cons if k == FIRST_FULL), None)
+        if not (by[PROLOGUE_DONE] and by[EMPTY_WAIT] and by[ISSUED]):
+            continue
+        us = lambda d: d / rate[c] / 1000.0
+        prod["to first stage"].append(us(by[EMPTY_WAIT][0] - by[PROLOGUE_DONE][0]))
+        prod["first issue"].append(us(by[ISSUED][0] - by[EMPTY_WAIT][0]))
+        if full is not None:
+            prod["issue to full"].append(us(full - by[ISSUED][0]))
+        if len(by[ISSUED]) > 1:
+            prod["issue gaps"].extend(us(b - a) for a, b in zip(by[ISSUED][:4], by[ISSUED][1:5]))
     if not starts:
         print("no register-tile CTA in the trace (a gather trace? scripts/pipeline_trace.py reads those)")
         return
@@ -129,6 +150,9 @@ def main():
     for name in ("wait", "loop", "arrive", "reduce", "epilogue", "to next item"):
         if phases[name]:
             print("item %-13s " % name + stats(phases[name]))
+    for name in ("to first stage", "first issue", "issue to full", "issue gaps"):
+        if prod[name]:
+            print("producer %-9s " % name[:9] + stats(prod[name]) + ("  (%s)" % name if len(name) > 9 else ""))
     print("tail (idle at end) " + stats([(t1 - e) / 1000.0 for e in ends.values()]))
     busy = sum(e - s for s, e in ((starts[c], ends[c]) for c in starts)) / len(starts) / 1000.0
     print("CTA lifetime       mean %.2f us of the %.2f us span" % (busy, (t1 - t0) / 1000.0))
