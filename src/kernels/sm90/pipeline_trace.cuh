@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "kernels/sm90/gemm_params.hpp"
+#include "kernels/sm90/ptx/timer.cuh"
 
 namespace fp4moe::kernels {
 
@@ -59,11 +60,7 @@ struct TraceCursor {
   }
   __device__ static std::uint64_t* base(const GemmParams& p) { return p.trace; }
   __device__ static std::uint64_t clock() { return static_cast<std::uint64_t>(clock64()); }
-  __device__ static std::uint64_t global_time() {
-    std::uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-  }
+  __device__ static std::uint64_t global_time() { return ptx::global_timer_ns(); }
 #else
   __device__ static std::uint64_t* base(const GemmParams&) { return nullptr; }
   __device__ void init(std::uint64_t*, int) {}
