@@ -26,6 +26,7 @@ import sys
 from collections import defaultdict
 
 ITEM_START, FIRST_FULL, MMA_DONE, STORED, ARRIVED, REDUCED = 11, 12, 3, 7, 13, 14
+FIRST_WAIT = 1  # (kTrPassWait: a work item's consumer reaches its first stage's wait)
 KERNEL_START, PROLOGUE_DONE, GLOBAL_TIME = 15, 16, 17
 EMPTY_WAIT, EMPTY_GOT, ISSUED = 8, 9, 10
 
@@ -87,6 +88,8 @@ def main():
             if k == ITEM_START:
                 cur = {"start": v, "slot": arg}
                 items.append(cur)
+            elif cur is not None and k == FIRST_WAIT and "ready" not in cur:
+                cur["ready"] = v
             elif cur is not None and k == FIRST_FULL and "full" not in cur:
                 cur["full"] = v
             elif cur is not None and k == MMA_DONE:
@@ -97,6 +100,9 @@ def main():
                 cur["reduced"] = v
         if items and "full" in items[0]:
             first_data.append(us(items[0]["full"] - by[PROLOGUE_DONE][0][1]))
+            if "ready" in items[0]:  # the consumer's own setup, and then its wait for the data
+                phases["first: setup"].append(us(items[0]["ready"] - by[PROLOGUE_DONE][0][1]))
+                phases["first: waited"].append(us(items[0]["full"] - items[0]["ready"]))
         tail_items[len(items)] += 1
         for i, it in enumerate(items):
             nxt = items[i + 1]["start"] if i + 1 < len(items) else clk1
@@ -147,7 +153,7 @@ def main():
     print("start skew         " + stats([(s - t0) / 1000.0 for s in starts.values()]))
     print("prologue           " + stats(prologue))
     print("first data         " + stats(first_data))
-    for name in ("wait", "loop", "arrive", "reduce", "epilogue", "to next item"):
+    for name in ("first: setup", "first: waited", "wait", "loop", "arrive", "reduce", "epilogue", "to next item"):
         if phases[name]:
             print("item %-13s " % name + stats(phases[name]))
     for name in ("to first stage", "first issue", "issue to full", "issue gaps"):

@@ -1343,6 +1343,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       } else if (t.group >= 0 || kPair) {  // (a padding block in a cluster consumes its turns; stores zeros)
         for (int kb = t.unit_begin; kb < t.unit_end; ++kb, ++it) {
           const int s = it % kStages;
+          if (kb == t.unit_begin) trace.mark(kTrPassWait, s);
           ptx::mbar_wait(&full[s], (it / kStages) & 1);
           if (kb == t.unit_begin) trace.mark(kTrFirstFull, 0);
           if ((kb + 1) * BK > p.k) clear_scales_past_k(s, kb * BK);
