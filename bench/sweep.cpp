@@ -165,14 +165,16 @@ std::vector<SweepRow> run_sweep(const Timer& timer, const std::vector<std::pair<
     // Rows differ by 100x in cost (decode vs 8192^3), so the estimate is rough.
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const double left = elapsed / double(rows.size()) * double(total - rows.size());
-    if (row.error.empty() && !options.tactics.empty()) {
-      std::fprintf(stderr, "[%zu/%zu %4.0fs, ~%.0fs left] %-44s (%d tactics named like '%s')\n", rows.size(), total,
-                   elapsed, left, row.name.c_str(), row.candidates, options.tactics.c_str());
-      for (const auto& [tactic, us] : row.swept) std::fprintf(stderr, "      %-26s %10.2f us\n", tactic.name().c_str(), us);
-    } else if (row.error.empty()) {
-      std::fprintf(stderr, "[%zu/%zu %4.0fs, ~%.0fs left] %-44s heuristic %9.2f us  tuned %9.2f us  best %9.2f us  (%d tactics)%s\n",
-                   rows.size(), total, elapsed, left, row.name.c_str(), row.heuristic_us, row.tuned_us, row.best_us,
-                   row.candidates, row.tuned_from_cache ? "" : "  TUNED TACTIC NOT TAKEN FROM THE CACHE");
+    if (row.error.empty()) {
+      if (!options.tactics.empty()) {  // chosen tactics: no tuned or final timing to show
+        std::fprintf(stderr, "[%zu/%zu %4.0fs, ~%.0fs left] %-44s (%d tactics named like '%s')\n", rows.size(), total,
+                     elapsed, left, row.name.c_str(), row.candidates, options.tactics.c_str());
+      } else {
+        std::fprintf(stderr,
+                     "[%zu/%zu %4.0fs, ~%.0fs left] %-44s heuristic %9.2f us  tuned %9.2f us  best %9.2f us  (%d tactics)%s\n",
+                     rows.size(), total, elapsed, left, row.name.c_str(), row.heuristic_us, row.tuned_us, row.best_us,
+                     row.candidates, row.tuned_from_cache ? "" : "  TUNED TACTIC NOT TAKEN FROM THE CACHE");
+      }
       // Every tactic's sweep time: what the heuristic is fitted to.
       for (const auto& [tactic, us] : row.swept) std::fprintf(stderr, "      %-26s %10.2f us\n", tactic.name().c_str(), us);
       if (row.unusable)
