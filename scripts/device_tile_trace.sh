@@ -5,7 +5,8 @@
 # benchmark's row and tactic) or "SUITE|FILTER|TACTICS" (the sweep of the
 # tactics whose name contains TACTICS). Writes the summary of
 # scripts/tile_trace.py for each under $OUT/trace_<n>.txt (the traces
-# themselves, ~90 MB each, stay on the machine).
+# themselves, ~90 MB each, stay on the machine). PER_CTA=1 adds the per-CTA
+# lines and their grouping (tile_trace.py --per-cta).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
@@ -20,5 +21,5 @@ for job in "${jobs[@]}"; do
   f="/tmp/trace_$n.bin"
   FP4MOE_TRACE_FILE="$f" timeout 120 "${BIN:?BIN=the traced benchmark}" "${args[@]}" > "$OUT/trace_$n.log" 2>&1
   echo "== $n: $job (rc=$?)" | tee "$OUT/trace_$n.txt"
-  python3 scripts/tile_trace.py "$f" 2>&1 | tee -a "$OUT/trace_$n.txt"
+  python3 scripts/tile_trace.py "$f" ${PER_CTA:+--per-cta} 2>&1 | tee -a "$OUT/trace_$n.txt"
 done

@@ -19,7 +19,12 @@ FP4MOE_TRACE_FILE set) and prints where the launch's time goes:
   tail          each CTA's end against the latest CTA's end.
 
 Clocks convert to microseconds per CTA from the two global-timer samples
-(kernel start and end). Usage: scripts/tile_trace.py TRACE.bin
+(kernel start and end). With --per-cta it also prints one line per CTA
+(its SM, start and end against the first start, stages loaded, time in
+its items' loops and per stage) and what the end times go with: the
+stage counts, the CTAs an SM holds, which of them started first, the
+loop rate per stage, and the SM's other CTA.
+Usage: scripts/tile_trace.py TRACE.bin [--per-cta]
 """
 import struct
 import sys
@@ -63,6 +68,7 @@ def stats(values):
 def main():
     ctas, actors, rows = read(sys.argv[1])
     starts, ends, prologue, first_data, tail_items = {}, {}, [], [], defaultdict(int)
+    sm_of, loop_us = {}, defaultdict(float)
     phases = defaultdict(list)
     rate = {}
     for (c, a), ev in rows.items():
@@ -81,6 +87,7 @@ def main():
         rate[c] = ghz
         us = lambda d: d / ghz / 1000.0
         starts[c], ends[c] = ns0, ns1
+        sm_of[c] = by[KERNEL_START][0][0]
         prologue.append(us(by[PROLOGUE_DONE][0][1] - clk0))
         # The items, in order: (start, first_full, mma_done, arrived, reduced).
         items, cur = [], None
@@ -110,6 +117,7 @@ def main():
                 phases["wait"].append(us(it["full"] - it["start"]))
             if "mma" in it and "full" in it:
                 phases["loop"].append(us(it["mma"] - it["full"]))
+                loop_us[c] += us(it["mma"] - it["full"])
             after = it.get("mma", it["start"])
             if "arrived" in it:
                 phases["arrive"].append(us(it["arrived"] - it["mma"]))
@@ -125,6 +133,7 @@ def main():
     # wait, the first stage's issue, and from the issue to the consumer's
     # first full stage (the loads' latency), in the same CTA's clock.
     prod = defaultdict(list)
+    stages = {}
     for (c, a), ev in rows.items():
         if a != 0 or c not in rate:
             continue
@@ -135,6 +144,7 @@ def main():
         full = next((v for k, arg, v in cons if k == FIRST_FULL), None)
         if not (by[PROLOGUE_DONE] and by[EMPTY_WAIT] and by[ISSUED]):
             continue
+        stages[c] = len(by[ISSUED])
         us = lambda d: d / rate[c] / 1000.0
         prod["to first stage"].append(us(by[EMPTY_WAIT][0] - by[PROLOGUE_DONE][0]))
         prod["first issue"].append(us(by[ISSUED][0] - by[EMPTY_WAIT][0]))
@@ -162,6 +172,46 @@ def main():
     print("tail (idle at end) " + stats([(t1 - e) / 1000.0 for e in ends.values()]))
     busy = sum(e - s for s, e in ((starts[c], ends[c]) for c in starts)) / len(starts) / 1000.0
     print("CTA lifetime       mean %.2f us of the %.2f us span" % (busy, (t1 - t0) / 1000.0))
+    if "--per-cta" in sys.argv[2:]:
+        per_cta(starts, ends, sm_of, stages, loop_us, t0)
+
+
+def per_cta(starts, ends, sm_of, stages, loop_us, t0):
+    """One line per CTA, then the end times grouped by what may explain them."""
+    ctas_on = defaultdict(list)
+    for c in starts:
+        ctas_on[sm_of[c]].append(c)
+    print("\nper CTA: cta sm | start end (us from the first start) | stages | loop us | loop us/stage | SM's CTAs")
+    for c in sorted(starts, key=lambda c: ends[c]):
+        n = stages.get(c, 0)
+        print("%4d %3d | %7.2f %7.2f | %4d | %8.2f | %6.3f | %d" %
+              (c, sm_of[c], (starts[c] - t0) / 1e3, (ends[c] - t0) / 1e3, n, loop_us[c],
+               loop_us[c] / n if n else 0.0, len(ctas_on[sm_of[c]])))
+    def group(name, key):
+        g = defaultdict(list)
+        for c in starts:
+            g[key(c)].append((ends[c] - t0) / 1e3)
+        print("end by %s:" % name)
+        for k in sorted(g):
+            print("  %-10s %s" % (k, stats(g[k])))
+    group("stages loaded", lambda c: stages.get(c, 0))
+    group("CTAs on its SM", lambda c: len(ctas_on[sm_of[c]]))
+    # Which of an SM's CTAs started first (the global timer; ties by CTA id)
+    # and whether its CTA id is in the grid's first half: with two CTAs an
+    # SM the first-placed one's warps win the issue arbitration, and the
+    # hardware does not place ids 0 .. G/2 - 1 first on every SM.
+    placed = {c: sorted(ctas_on[sm_of[c]], key=lambda x: (starts[x], x)).index(c) for c in starts}
+    group("start order on its SM", lambda c: placed[c])
+    group("id in the first half", lambda c: c < len(starts) // 2)
+    rates = sorted(loop_us[c] / stages[c] for c in starts if stages.get(c))
+    if rates:
+        print("loop us per stage across CTAs: " + stats(rates))
+    # The SM's two CTAs: does one SM's pair end together (the SM is slow) or apart?
+    pair_gap = [abs(ends[a] - ends[b]) / 1e3 for cs in ctas_on.values() if len(cs) == 2 for a, b in [cs]]
+    if pair_gap:
+        print("end gap between an SM's two CTAs: " + stats(pair_gap))
+    sm_end = sorted(max(ends[c] for c in cs) for cs in ctas_on.values())
+    print("SMs: %d; SM end (its last CTA) %s" % (len(sm_end), stats([(e - t0) / 1e3 for e in sm_end])))
 
 
 if __name__ == "__main__":

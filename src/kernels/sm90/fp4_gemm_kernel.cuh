@@ -355,6 +355,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   [[maybe_unused]] TraceStart trace_start;  // (zeros unless FP4MOE_PIPELINE_TRACE)
   trace_start.entry = TraceCursor::clock();
   trace_start.entry_ns = TraceCursor::global_time();
+  trace_start.sm = TraceCursor::sm();
   extern __shared__ __align__(1024) std::uint8_t smem_raw[];
   std::uint8_t* smem = reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t(1023));
   std::uint64_t* full = reinterpret_cast<std::uint64_t*>(smem + Cfg::kOffBarriers);

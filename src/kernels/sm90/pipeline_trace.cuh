@@ -36,7 +36,7 @@ enum TraceEvent : std::uint32_t {
   kTrFirstFull = 12,    ///< consumer: the item's first stage is full
   kTrArrived = 13,      ///< consumer: the split-K arrival answered (arg: 1 if this contributor was last)
   kTrReduced = 14,      ///< consumer: the partials are added
-  kTrKernelStart = 15,  ///< any actor: the kernel's first instruction (clock taken then, marked later)
+  kTrKernelStart = 15,  ///< any actor: the kernel's first instruction (clock taken then, marked later; arg: the SM)
   kTrPrologueDone = 16, ///< any actor: past the prologue's barrier
   kTrGlobalTime = 17,   ///< any actor: %globaltimer (ns), taken with kTrKernelStart (arg 0) or at the end (arg 1)
 };
@@ -61,6 +61,7 @@ struct TraceCursor {
   __device__ static std::uint64_t* base(const GemmParams& p) { return p.trace; }
   __device__ static std::uint64_t clock() { return static_cast<std::uint64_t>(clock64()); }
   __device__ static std::uint64_t global_time() { return ptx::global_timer_ns(); }
+  __device__ static std::uint32_t sm() { return ptx::sm_id(); }
 #else
   __device__ static std::uint64_t* base(const GemmParams&) { return nullptr; }
   __device__ void init(std::uint64_t*, int) {}
@@ -68,6 +69,7 @@ struct TraceCursor {
   __device__ void mark_at(std::uint32_t, std::uint32_t, std::uint64_t) {}
   __device__ static std::uint64_t clock() { return 0; }
   __device__ static std::uint64_t global_time() { return 0; }
+  __device__ static std::uint32_t sm() { return 0; }
 #endif
 };
 
@@ -75,8 +77,9 @@ struct TraceCursor {
 /// its row and marked once it has (register tiles).
 struct TraceStart {
   std::uint64_t entry = 0, entry_ns = 0, prologue_done = 0;
+  std::uint32_t sm = 0;
   __device__ void mark_into(TraceCursor& trace) const {
-    trace.mark_at(kTrKernelStart, 0, entry);
+    trace.mark_at(kTrKernelStart, sm, entry);
     trace.mark_at(kTrGlobalTime, 0, entry_ns);
     trace.mark_at(kTrPrologueDone, 0, prologue_done);
   }

@@ -1,7 +1,7 @@
 // kernels/sm90/stream_k.hpp on the host: the segments of all CTAs cover every
 // unit of every tile exactly once, each tile's contributors take slots
 // 0 .. slots-1 in CTA order and agree on the count, and max_slots bounds it;
-// with equal shares and with weighted ones.
+// with equal shares and with weighted ones; owner() finds each unit's CTA.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -49,6 +49,8 @@ void check_partition(const StreamK& sk, std::vector<std::int64_t>* shares = null
       EXPECT_GE(share, sk.work() / ctas);
       EXPECT_LE(share, (sk.work() + ctas - 1) / ctas);
     }
+    // owner() inverts share_begin(): the share holding each unit is this CTA's.
+    for (std::int64_t u = sk.share_begin(c); u < sk.share_begin(c + 1); ++u) ASSERT_EQ(sk.owner(u), c) << "unit " << u;
     if (shares) shares->push_back(share);
   }
   for (std::size_t u = 0; u < covered.size(); ++u) ASSERT_EQ(covered[u], 1) << "unit " << u;

@@ -1,7 +1,10 @@
 // ptx::global_timer_ns (kernels/sm90/ptx/timer.cuh): around a spin of 10^5
 // SM clock cycles (50-70 µs at the H100/H200's 1.4-2 GHz), the global
 // timer advances by a plausible number of nanoseconds in every CTA, and
-// the CTAs' readings overlap in time (one clock for all SMs).
+// the CTAs' readings overlap in time (one clock for all SMs). ptx::sm_id:
+// one CTA an SM (each fills an SM's shared memory) gives every CTA a
+// different SM, each below %nsmid and below 256 (the trace stores it in 8
+// bits).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -43,6 +46,40 @@ TEST(GlobalTimer, AdvancesWithTheClockAndAgreesAcrossSms) {
   }
   // 64 CTAs run at once on 132 SMs: with one clock, their spans overlap.
   EXPECT_LT(latest_start, earliest_end);
+}
+
+__global__ void sm_id_kernel(std::uint32_t* out) {
+  extern __shared__ std::uint8_t fill[];
+  fill[threadIdx.x] = 0;  // (the allocation is what keeps a second CTA off this SM)
+  const long long c0 = clock64();
+  while (clock64() - c0 < 100000) {  // alive until every CTA has been placed
+  }
+  std::uint32_t bound;
+  asm volatile("mov.u32 %0, %%nsmid;" : "=r"(bound));
+  if (threadIdx.x == 0) {
+    out[2 * blockIdx.x] = sm_id();
+    out[2 * blockIdx.x + 1] = bound;
+  }
+}
+
+TEST(SmId, OneCtaAnSmGivesDistinctIds) {
+  FP4MOE_REQUIRE_GPU();
+  int sms = 0, smem = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0), cudaSuccess);
+  ASSERT_EQ(cudaFuncSetAttribute(sm_id_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem), cudaSuccess);
+  test::DeviceBuffer<std::uint32_t> out(2 * sms);
+  sm_id_kernel<<<sms, 32, smem>>>(out.get());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::vector<std::uint32_t> got = out.download();
+  std::vector<std::uint32_t> ids;
+  for (int c = 0; c < sms; ++c) {
+    EXPECT_LT(got[2 * c], got[2 * c + 1]) << "CTA " << c << ": %smid not below %nsmid";
+    EXPECT_LT(got[2 * c], 256u) << "CTA " << c;
+    ids.push_back(got[2 * c]);
+  }
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(std::unique(ids.begin(), ids.end()), ids.end()) << "two CTAs reported one SM";
 }
 
 }  // namespace

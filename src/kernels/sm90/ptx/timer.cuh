@@ -1,6 +1,7 @@
-// The GPU's global nanosecond timer (%globaltimer): unlike clock64, one
-// clock for every SM, so the pipeline trace (pipeline_trace.cuh) lines up
-// its CTAs with it.
+// Where and when a CTA runs, for the pipeline trace (pipeline_trace.cuh):
+// the GPU's global nanosecond timer (%globaltimer), which unlike clock64 is
+// one clock for every SM, so the trace lines up its CTAs with it; and the
+// SM a CTA runs on (%smid), so it can tell CTAs that share an SM.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,14 @@ __device__ __forceinline__ std::uint64_t global_timer_ns() {
   std::uint64_t t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
+}
+
+/// The SM this thread runs on (0 .. SMs - 1 on the H100/H200; the PTX
+/// manual allows gaps, so it only names an SM, it does not count them).
+__device__ __forceinline__ std::uint32_t sm_id() {
+  std::uint32_t id;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+  return id;
 }
 
 }  // namespace fp4moe::ptx
