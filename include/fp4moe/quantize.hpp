@@ -63,7 +63,9 @@ void convert_scale_layout(const void* src, ScaleLayout src_layout, void* dst,
 /// 32-bit word of `weights.data` permuted (src/format/weight_prepack.hpp) so
 /// that the GEMM kernels convert them to BF16 with fewer instructions (9 a
 /// word of 8 codes instead of 13-14: decode ~0.93-0.96x the time on an H200,
-/// docs/PERF.md). Same bytes per row, same scales. Writes `dst_data`
+/// docs/PERF.md). Same bytes per row, same scales. The order is this
+/// library version's (it changes when a cheaper one is found): prepack at
+/// weight load, and store or ship the standard order. Writes `dst_data`
 /// (weights.data_bytes() bytes; may be weights.data itself, in place) and
 /// returns `weights` with data = dst_data and prepacked = true (its scales
 /// and global scales are still those of `weights`). A one-time step at weight

@@ -6,11 +6,19 @@
 // (and 31, 24..22 for the high half). From the standard order that takes a
 // mask, a multiply and a mask per pair (13-14 integer instructions a word).
 // Prepacking permutes the bits inside every word so that the pairs come out
-// in 9: pair 0 is stored in place (one mask), pair 1 rotated 4 bits up (a
-// rotate and a mask), pair 2 six bits down (a shift and a mask), pair 3 in
-// two parts (two shifts, two masks). No order makes all four pairs a single
-// shift and mask: the eight bits a pair needs do not tile a 32-bit word by
-// translation (an exhaustive search over rotations and byte permutations).
+// in 9, six of them on the integer ALU (the pipe the decode loop is bound
+// by, docs/PERF.md stop 33) and three on the FMA pipe: pair 0 is stored in
+// place (a mask), pair 1 three bits down and pair 2 six (a left shift, which
+// ptxas issues as IMAD.SHL, and a mask), pair 3 scattered so that one
+// shift right by 8, a mask, a multiply by 1 + 2^5 + 2^10 and a mask gather
+// it (the three shifted copies of the masked bits do not overlap, so the
+// sum is an OR). The previous order (stop 22) took 7 + 2: a rotate for pair
+// 1 and two shifts for pair 3. No order makes all four pairs a single shift
+// and mask: the eight bits a pair needs do not tile a 32-bit word by
+// translation, and with left shifts only the twelve magnitude bits of the
+// low halves would need twelve sources below bit 9 (an exhaustive search,
+// stop 36, also found no order with two single-shift pairs and two
+// mask-multiply-mask ones).
 //
 // A word holds the same 8 elements of the same 16- or 32-element scale block
 // either way, so scales, rows and K are untouched: only the bits move.
@@ -27,12 +35,17 @@ namespace fp4moe::format {
 FP4MOE_HD int prepacked_bit(int element, int bit) {
   // Target of the bit in its raw pair: m, e0, e1 at 6, 7, 8; sign at 15; the
   // pair's high element 16 higher.
-  const int target = (bit == 3 ? 15 : 6 + bit) + (element >= 4 ? 16 : 0);
+  const int high = element >= 4 ? 16 : 0;
+  const int target = (bit == 3 ? 15 : 6 + bit) + high;
   switch (element % 4) {
-    case 0: return target;                              // in place
-    case 1: return (target + 4) % 32;                   // rotated right by 4 when read
-    case 2: return target - 6;                          // shifted left by 6 when read
-    default: return bit == 2 ? target + 6 : target - 2;  // e1 shifted right by 6, the rest left by 2
+    case 0: return target;      // in place
+    case 1: return target - 3;  // shifted left by 3 when read
+    case 2: return target - 6;  // shifted left by 6 when read
+    default:
+      // Read as ((w >> 8) & 0x006c006c) · (1 + 2^5 + 2^10): m by the 2^0
+      // copy from bit 14, e0 and e1 by the 2^5 one from 10 and 11, the sign
+      // by the 2^10 one from 13.
+      return (bit == 0 ? 14 : bit == 1 ? 10 : bit == 2 ? 11 : 13) + high;
   }
 }
 
@@ -56,9 +69,9 @@ FP4MOE_HD std::uint32_t unprepack_word(std::uint32_t w) {
 /// same values the standard order's mask-multiply-mask gives.
 FP4MOE_HD void raw_pairs_prepacked(std::uint32_t w, std::uint32_t (&r)[4]) {
   r[0] = w & 0x81c081c0u;
-  r[1] = ((w >> 4) | (w << 28)) & 0x81c081c0u;  // a rotate (one funnel shift)
+  r[1] = (w << 3) & 0x81c081c0u;
   r[2] = (w << 6) & 0x81c081c0u;
-  r[3] = ((w << 2) & 0x80c080c0u) | ((w >> 6) & 0x01000100u);
+  r[3] = (((w >> 8) & 0x006c006cu) * 0x421u) & 0x81c081c0u;  // 0x421 = 1 + 2^5 + 2^10
 }
 
 }  // namespace fp4moe::format
