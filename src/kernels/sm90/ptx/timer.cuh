@@ -14,8 +14,9 @@ __device__ __forceinline__ std::uint64_t global_timer_ns() {
   return t;
 }
 
-/// The SM this thread runs on (0 .. SMs - 1 on the H100/H200; the PTX
-/// manual allows gaps, so it only names an SM, it does not count them).
+/// The SM this thread runs on (%smid: below %nsmid, and 0 .. 131 on the
+/// H200 this was traced on; the PTX manual allows gaps, so it names an SM,
+/// it does not count them).
 __device__ __forceinline__ std::uint32_t sm_id() {
   std::uint32_t id;
   asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
