@@ -133,12 +133,16 @@ def test_torch_native_fp4_dtypes_are_accepted(rng):
 def _prepacked_word(w: int) -> int:
     """The prepacked bit order, spelt out independently of the library
     (src/format/weight_prepack.hpp): bit b (m, e0, e1, sign) of element i goes
-    to the place its raw BF16 pair reads it from."""
+    to the place its raw BF16 pair reads it from: pairs 0, 1, 2 (elements
+    i, i + 4) shifted left by 0, 3, 6; pair 3 gathered by
+    ((w >> 8) & 0x006c006c) * (1 + 2**5 + 2**10), m from bit 14, e0 and e1
+    from 10 and 11, the sign from 13 (16 higher for element 7)."""
     out = 0
     for i in range(8):
         for b in range(4):
-            target = (15 if b == 3 else 6 + b) + (16 if i >= 4 else 0)
-            place = {0: target, 1: (target + 4) % 32, 2: target - 6}.get(i % 4, target + 6 if b == 2 else target - 2)
+            high = 16 if i >= 4 else 0
+            target = (15 if b == 3 else 6 + b) + high
+            place = {0: target, 1: target - 3, 2: target - 6}.get(i % 4, (14, 10, 11, 13)[b] + high)
             out |= ((w >> (4 * i + b)) & 1) << place
     return out
 
