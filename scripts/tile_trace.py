@@ -26,35 +26,15 @@ stage counts, the CTAs an SM holds, which of them started first, the
 loop rate per stage, and the SM's other CTA.
 Usage: scripts/tile_trace.py TRACE.bin [--per-cta]
 """
-import struct
 import sys
 from collections import defaultdict
+
+from pipeline_trace import read  # (the trace file's reader, shared)
 
 ITEM_START, FIRST_FULL, MMA_DONE, STORED, ARRIVED, REDUCED = 11, 12, 3, 7, 13, 14
 FIRST_WAIT = 1  # (kTrPassWait: a work item's consumer reaches its first stage's wait)
 KERNEL_START, PROLOGUE_DONE, GLOBAL_TIME = 15, 16, 17
 EMPTY_WAIT, EMPTY_GOT, ISSUED = 8, 9, 10
-
-
-def read(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    assert data[:8] == b"FP4TRACE", "not a pipeline trace"
-    ctas, actors, cap = struct.unpack_from("<HHI", data, 8)
-    rows = {}
-    off = 16
-    for c in range(ctas):
-        for a in range(actors):
-            words = struct.unpack_from("<%dQ" % cap, data, off)
-            off += 8 * cap
-            events = []
-            for w in words:
-                if w == 0:
-                    break
-                events.append((w >> 56, (w >> 48) & 0xFF, w & 0xFFFFFFFFFFFF))
-            if events:
-                rows[(c, a)] = events
-    return ctas, actors, rows
 
 
 def stats(values):
