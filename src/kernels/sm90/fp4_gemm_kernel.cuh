@@ -70,7 +70,7 @@ namespace fp4moe::kernels {
 constexpr int align_up(int x, int a) { return (x + a - 1) / a * a; }
 
 template <bool kNvfp4_, Layout kLayout_, bool kSwap_, int BN_, int BK_, int kStages_, int kCtasPerSm_ = 1,
-          bool kFp8_ = false, int kCluster_ = 1, bool kPrepackedB_ = false>
+          bool kFp8_ = false, int kCluster_ = 1, bool kPrepackedB_ = false, int kConsumers_ = 0>
 struct GemmConfig {
   static constexpr bool kNvfp4 = kNvfp4_;
   // The MMA route: BF16 wgmma on operands dequantised with their scales, or
@@ -96,7 +96,14 @@ struct GemmConfig {
   // to hide the conversion's latencies with: four ran moe-fc2 M = 256-384
   // in 0.93-0.96x the time on an H200 (docs/PERF.md stop 25; on an H100
   // with 128-K stages, stop 17, they had run 2-10% slower).
-  static constexpr int kConsumers = kLayout_ == Layout::kMoeGather && kCtasPerSm_ == 1 ? 4 : 2;
+  // The 32-token swap-AB tiles take four (kConsumers_ = 4: 256 weight
+  // rows, one CTA an SM): the warps of two 128-row CTAs, but each stage's
+  // tokens are converted once for 256 weight rows instead of once per 128,
+  // and no second CTA on the SM ends apart from the first (docs/PERF.md
+  // stops 36-37; instances/gemm_configs.hpp has the measurements).
+  static constexpr int kConsumers = kConsumers_ > 0                                   ? kConsumers_
+                                    : kLayout_ == Layout::kMoeGather && kCtasPerSm_ == 1 ? 4
+                                                                                         : 2;
   // X rows per CTA: 64 per consumer warpgroup, or the gather layout's one
   // shared block.
   static constexpr int BM = kGather ? 64 : 64 * kConsumers;
@@ -116,9 +123,11 @@ struct GemmConfig {
   // passes, 31-41 local accesses, and the plain producers, 10-29), so 40
   // is the floor, except where a floor measured faster (H200, 2 rounds,
   // docs/PERF.md stop 30):
-  // - MoE-dense's 32-token two-CTA swap-AB tile, 32: its consumers get
-  //   104, their stack fell from 96-104 bytes to 56 and seed-fc2 M = 32
-  //   from 199.6 / 184.2 us (NVFP4 / MXFP4) to 186.1 / 174.0;
+  // - MoE-dense's 32-token swap-AB tile, 32: as two-CTA tile its consumers
+  //   got 104, their stack fell from 96-104 bytes to 56 and seed-fc2 M = 32
+  //   from 199.6 / 184.2 us (NVFP4 / MXFP4) to 186.1 / 174.0; as the
+  //   four-warpgroup tile they get 112 (40 is the floor of the decode
+  //   one: 104);
   // - the one-CTA tiles of MoE-dense (both formats) and the other one-CTA
   //   swap-AB tiles on NVFP4, 56: the producer's spills go, and the
   //   consumers, at 224, spill at most 16 bytes, outside the main loop.
@@ -131,7 +140,7 @@ struct GemmConfig {
   //   they keep 40.
   static constexpr int kProducerFloor =
       kLayout_ == Layout::kMoeGather ? 40
-      : kCtasPerSm_ == 2             ? (kLayout_ == Layout::kMoeDense && BN_ == 32 ? 32 : 40)
+      : kCtasPerSm_ == 2 || kConsumers_ == 4 ? (kLayout_ == Layout::kMoeDense && BN_ == 32 ? 32 : 40)
       : kLayout_ == Layout::kMoeDense || (kSwap_ && kNvfp4_) ? 56
                                                              : 40;
   static constexpr int kConsumerRegs = ((kRegsPerThread * kThreads - kProducerFloor * 128) / kConsumerThreads) / 8 * 8;
@@ -148,7 +157,8 @@ struct GemmConfig {
   // Shared memory map of one stage.
   static constexpr int kXBytes = BM * kRowBytes;
   static constexpr int kYBytes = align_up(BN * kRowBytes, 1024);
-  static constexpr int kXScaleBytes = 512 * kChunksPerStage;
+  static constexpr int kXBands = kGather ? 1 : (BM + 127) / 128;  // X's 128-row scale bands
+  static constexpr int kXScaleBytes = 512 * kChunksPerStage * kXBands;
   static constexpr int kYScaleBytes = 512 * kChunksPerStage * kYBands;
   static constexpr int kOffY = align_up(kXBytes, 1024);
   static constexpr int kOffXScale = kOffY + kYBytes;
@@ -201,7 +211,7 @@ struct GemmConfig {
   // tokens (both stage sizes) do the same, each into one set, rewritten
   // after a wait for the MMAs that read it (a pair ran slower on most rows
   // of every decode tile: their MMAs are short, and a pair's room is a
-  // stage's); the 32-token decode tile has three stages and MoE-dense's
+  // stage's); the 32-token decode tile has four stages and MoE-dense's
   // 64-token 256-K tile six, one fewer, to fit the set. H200 A/Bs
   // (docs/PERF.md stop 32): decode 16 tokens 0.95-0.98x the time with a
   // pair of sets, one set a further 0.95-0.99x; 32 tokens 0.93-0.98x; 64
@@ -320,6 +330,9 @@ struct GemmConfig {
   static_assert(!kFc1 || (!kSwap && BN == 256), "FC1 pairs 128 gate and 128 up rows in one weight tile");
   static_assert(!kGather || (kSwap && BN <= 32 && BN % 8 == 0), "gather: weights from registers, a few tokens per pass");
   static_assert(kConsumerBarrier < 16, "16 named barriers");
+  static_assert(kConsumers_ == 0 || (kConsumers_ == 4 && kSwap && !kGather && !kFp8 && kCluster == 1 && kCtasPerSm == 1),
+                "four consumer warpgroups (256 weight rows): the swap-AB tiles, one CTA an SM");
+  static_assert(BM <= 256, "X rows: one TMA box (at most 256 rows)");
   static_assert(kCluster == 1 || (kCluster == 2 && (kLayout == Layout::kDense || kLayout == Layout::kContiguous) &&
                                    !kSwap && BN == 256 && !kFp8),
                 "two-CTA clusters: the 128 x 256 tile of the dense and contiguous layouts (two 128-row halves of the\n"
@@ -336,7 +349,7 @@ struct GemmConfig {
   // with swap-AB, whole Y chunks without).
   static constexpr bool kPrepackedB = kPrepackedB_;
   static constexpr bool kPrepackable = !kFp8 && kLayout != Layout::kMoeFc1;
-  using PrepackedB = GemmConfig<kNvfp4_, kLayout_, kSwap_, BN_, BK_, kStages_, kCtasPerSm_, kFp8_, kCluster_, true>;
+  using PrepackedB = GemmConfig<kNvfp4_, kLayout_, kSwap_, BN_, BK_, kStages_, kCtasPerSm_, kFp8_, kCluster_, true, kConsumers_>;
   static_assert(!kPrepackedB || kPrepackable, "prepacked weights: the BF16 route, FC1 excepted");
   static_assert(BK == 128 || BK == 256, "BK is 128 or 256: an even number of 64-K sub-steps per stage keeps the\n"
                 "double-buffered A fragments and BF16 tiles at compile-time indices");
@@ -455,7 +468,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // 27; there its state had also spilled to local memory).
   struct TileLoads {
     std::int32_t x_row, y_row, y_row2;  // y_row2: FC1's up rows
-    const std::uint8_t* xs;             // X's scale band (chunk 0), or null past the bands
+    const std::uint8_t* xs[Cfg::kXBands];  // X's scale bands (chunk 0), or null past the bands
     const std::uint8_t* ys[Cfg::kYBands];
     bool multicast;
   };
@@ -465,11 +478,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     l.y_row = y_row(t);
     l.y_row2 = Cfg::kFc1 ? l.y_row + p.fc1_inter : l.y_row + BN / 2;
     l.multicast = t.multicast;
-    const std::int32_t x_band = x_scale_row0(t) / 128;
     const std::int32_t x_bands_total = (px.rows_per_group + 127) / 128, y_bands_total = (py.rows_per_group + 127) / 128;
-    l.xs = x_band < x_bands_total
-               ? px.scales + std::int64_t(x_scale_group(t)) * px.scale_group_bytes + std::int64_t(x_band) * px.scale_chunks * 512
-               : nullptr;
+#pragma unroll
+    for (int b = 0; b < Cfg::kXBands; ++b) {
+      const std::int32_t band = x_scale_row0(t) / 128 + b;
+      l.xs[b] = band < x_bands_total ? px.scales + std::int64_t(x_scale_group(t)) * px.scale_group_bytes +
+                                           std::int64_t(band) * px.scale_chunks * 512
+                                     : nullptr;
+    }
 #pragma unroll
     for (int b = 0; b < Cfg::kYBands; ++b) {
       // Scale band of the tile's Y band b: consecutive, except FC1's second
@@ -487,7 +503,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     const int chunks = min(Cfg::kChunksPerStage, px.scale_chunks - chunk0);
     const int y_chunks = min(Cfg::kChunksPerStage, py.scale_chunks - y_chunk0);
     std::uint32_t bytes = Cfg::kXBytes + BN * Cfg::kRowBytes;
-    if (l.xs) bytes += 512 * chunks;
+#pragma unroll
+    for (int b = 0; b < Cfg::kXBands; ++b)
+      if (l.xs[b]) bytes += 512 * chunks;
 #pragma unroll
     for (int b = 0; b < Cfg::kYBands; ++b)
       if (l.ys[b]) bytes += 512 * y_chunks;
@@ -507,7 +525,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     } else {
       ptx::tma_load_2d(st + Cfg::kOffY, tmap_y, y_kb * Cfg::kRowBytes, l.y_row, &full[s]);
     }
-    if (l.xs) ptx::bulk_load(st + Cfg::kOffXScale, l.xs + chunk0 * 512, 512 * chunks, &full[s]);
+#pragma unroll
+    for (int b = 0; b < Cfg::kXBands; ++b)
+      if (l.xs[b]) ptx::bulk_load(st + Cfg::kOffXScale + b * 512 * Cfg::kChunksPerStage, l.xs[b] + chunk0 * 512, 512 * chunks, &full[s]);
 #pragma unroll
     for (int b = 0; b < Cfg::kYBands; ++b) {
       if (!l.ys[b]) continue;
@@ -565,7 +585,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 
   // ------------------------------------------------------------ consumers
   ptx::setmaxnreg_inc<Cfg::kConsumerRegs>();
-  const int ctid = threadIdx.x - 128;          // 0..255
+  const int ctid = threadIdx.x - 128;          // 0 .. kConsumerThreads - 1
   // (The warpgroup index through a shuffle, so ptxas knows it is warp-uniform
   // and keeps what derives from it, such as the gather layout's wgmma
   // descriptors, in uniform registers: no R2UR a wgmma.)
@@ -761,7 +781,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // The codes of a stage past K, cleared before any reads them (every
   // consumer thread its share: operand_items.cuh, clear_codes_past_k).
   auto clear_scales_past_k = [&](int s, int k_stage) {
-    constexpr int kWords = (1 + Cfg::kYBands) * Cfg::kChunksPerStage * 128;  // X's band, then Y's
+    constexpr int kWords = (Cfg::kXBands + Cfg::kYBands) * Cfg::kChunksPerStage * 128;  // X's bands, then Y's
     clear_codes_past_k<Cfg>(smem_base + s * Cfg::kStageBytes + Cfg::kOffXScale, (p.k - k_stage) / Cfg::kBlock, 0, kWords,
                             ctid, Cfg::kConsumerThreads);
     ptx::fence_proxy_async_smem();

@@ -1,13 +1,19 @@
-// The compiled tactic sets: (swap_ab, BN, BK, stages, CTAs per SM).
+// The compiled tactic sets: (swap_ab, BN, BK, stages, CTAs per SM), and for
+// the lists expanded with FP4MOE_GEMM_ENTRY, consumer warpgroups (0: the
+// engine's default, fp4_gemm_kernel.cuh kConsumers).
 //
 // Dense, contiguous and masked: prefill 128 tokens x 256 weights per tile,
 // three stages (five ran no faster, H200 A/B, docs/PERF.md stop 21; the
 // room they left holds the TMA-stored epilogue's slabs);
-// decode (swap-AB) 128 weights x a few tokens, 256-K stages, two CTAs per SM
-// where the tile fits twice in shared memory (16 and 32 tokens: 80 registers
+// decode (swap-AB) a few tokens x 128 weights, 256-K stages, two CTAs per SM
+// where the tile fits twice in shared memory (16 tokens: 80 registers
 // without spills in the loop; 64 tokens keep 32 accumulators and take one).
-// The 32-token tile has three stages: its whole-stage token buffers
-// (fp4_gemm_kernel.cuh, kYWholeStage) do not fit beside four.
+// 17-32 tokens: 256 weights, four consumer warpgroups, one CTA an SM (the
+// warps of two 128-weight CTAs, converting each stage's tokens once for 256
+// weight rows): decode 32-token rows 0.91-1.00x the time of the two-CTA
+// 128-weight tile, 4096 x 7168 rows 0.91-0.96x (H200, docs/PERF.md stop
+// 37). The same change ran the 16-token rows 1.00-1.04x and spilled the
+// 64-token tile (360-590 bytes, 2.5-3.2x the time).
 //
 // MXFP4's FP8 route (dense, contiguous, masked, MoE-dense): 128 tokens x 128
 // weights (the block accumulators are a second set of BN / 2 registers a
@@ -23,9 +29,10 @@
 // multiple of 128), and the same tiles with 256-K stages, taken wherever W
 // is a multiple of 256, run faster (seed-fc2 on an H200, docs/PERF.md stop
 // 30: 0.88-0.91x the time at M = 32, 0.93-0.95x at 64, 0.96-0.97x at 128).
-// 17-32 tokens take the 32-token two-CTA tile (seed-fc2 M = 32: 0.72x the
-// 64-token tile's time, both formats; the same tile on one CTA an SM ran
-// 0.75-0.80x).
+// 17-32 tokens take the 32-token tile (seed-fc2 M = 32: as two 128-weight
+// CTAs an SM, 0.72x the 64-token tile's time, both formats, where one such
+// CTA an SM ran 0.75-0.80x; as one 256-weight CTA of four consumer
+// warpgroups, as in decode, a further 0.95-0.97x, stop 37).
 //
 // Stage counts fill what the BF16 operand buffers leave of shared memory
 // (the 64-token 256-K tile six: its whole-stage token buffers,
@@ -33,22 +40,22 @@
 #pragma once
 
 #define FP4MOE_GEMM_TACTICS(X, FMT, LAYOUT) \
-  X(FMT, LAYOUT, false, 256, 128, 3, 1)     \
-  X(FMT, LAYOUT, true, 16, 256, 4, 2)       \
-  X(FMT, LAYOUT, true, 32, 256, 3, 2)       \
-  X(FMT, LAYOUT, true, 64, 256, 5, 1)       \
-  X(FMT, LAYOUT, true, 128, 256, 4, 1)
+  X(FMT, LAYOUT, false, 256, 128, 3, 1, 0)     \
+  X(FMT, LAYOUT, true, 16, 256, 4, 2, 0)       \
+  X(FMT, LAYOUT, true, 32, 256, 4, 1, 4)       \
+  X(FMT, LAYOUT, true, 64, 256, 5, 1, 0)       \
+  X(FMT, LAYOUT, true, 128, 256, 4, 1, 0)
 
 #define FP4MOE_MOE_DENSE_TACTICS(X, FMT, LAYOUT) \
-  X(FMT, LAYOUT, false, 128, 128, 8, 1)          \
-  X(FMT, LAYOUT, true, 16, 128, 5, 2)            \
-  X(FMT, LAYOUT, true, 32, 128, 6, 2)            \
-  X(FMT, LAYOUT, true, 64, 128, 8, 1)            \
-  X(FMT, LAYOUT, true, 128, 128, 6, 1)          \
-  X(FMT, LAYOUT, false, 128, 256, 4, 1)          \
-  X(FMT, LAYOUT, true, 16, 256, 4, 2)            \
-  X(FMT, LAYOUT, true, 32, 256, 3, 2)            \
-  X(FMT, LAYOUT, true, 64, 256, 6, 1)
+  X(FMT, LAYOUT, false, 128, 128, 8, 1, 0)          \
+  X(FMT, LAYOUT, true, 16, 128, 5, 2, 0)            \
+  X(FMT, LAYOUT, true, 32, 128, 6, 2, 0)            \
+  X(FMT, LAYOUT, true, 64, 128, 8, 1, 0)            \
+  X(FMT, LAYOUT, true, 128, 128, 6, 1, 0)          \
+  X(FMT, LAYOUT, false, 128, 256, 4, 1, 0)          \
+  X(FMT, LAYOUT, true, 16, 256, 4, 2, 0)            \
+  X(FMT, LAYOUT, true, 32, 256, 4, 1, 4)            \
+  X(FMT, LAYOUT, true, 64, 256, 6, 1, 0)
 
 // MoE gather (moe_dense_fc2 with each expert's tokens gathered): 64 weight
 // rows against every token, one expert's tokens 16 (or, for experts with
@@ -62,21 +69,21 @@
 // issue slots empty (ncu, H200, M = 32: 0.71 eligible warps per scheduler).
 // 8 tokens a pass suit 1-6 tokens per expert.
 #define FP4MOE_MOE_GATHER_TACTICS(X, FMT, LAYOUT) \
-  X(FMT, LAYOUT, true, 8, 256, 4, 2)              \
-  X(FMT, LAYOUT, true, 8, 256, 3, 2)              \
-  X(FMT, LAYOUT, true, 16, 128, 6, 1)             \
-  X(FMT, LAYOUT, true, 16, 256, 6, 1)             \
-  X(FMT, LAYOUT, true, 16, 256, 4, 2)             \
-  X(FMT, LAYOUT, true, 32, 256, 5, 1)
+  X(FMT, LAYOUT, true, 8, 256, 4, 2, 0)              \
+  X(FMT, LAYOUT, true, 8, 256, 3, 2, 0)              \
+  X(FMT, LAYOUT, true, 16, 128, 6, 1, 0)             \
+  X(FMT, LAYOUT, true, 16, 256, 6, 1, 0)             \
+  X(FMT, LAYOUT, true, 16, 256, 4, 2, 0)             \
+  X(FMT, LAYOUT, true, 32, 256, 5, 1, 0)
 
 // MoE FC1 (SwiGLU): 128 gate + 128 up weight rows per tile, so each output
 // tile of 128 columns finds both halves of its SwiGLU in one thread.
-#define FP4MOE_MOE_FC1_TACTICS(X, FMT, LAYOUT) X(FMT, LAYOUT, false, 256, 128, 4, 1)
+#define FP4MOE_MOE_FC1_TACTICS(X, FMT, LAYOUT) X(FMT, LAYOUT, false, 256, 128, 4, 1, 0)
 
 /// The registry entries of one (format, layout): every tactic of a set above.
 /// Each instance file expands this once, so the kernels compile in parallel.
-#define FP4MOE_GEMM_ENTRY(FMT, LAYOUT, SWAP, BN, BK, STAGES, CTAS) \
-  entry<GemmConfig<FMT, Layout::LAYOUT, SWAP, BN, BK, STAGES, CTAS>>(),
+#define FP4MOE_GEMM_ENTRY(FMT, LAYOUT, SWAP, BN, BK, STAGES, CTAS, CONSUMERS) \
+  entry<GemmConfig<FMT, Layout::LAYOUT, SWAP, BN, BK, STAGES, CTAS, false, 1, false, CONSUMERS>>(),
 /// The entries of TACTICS and then the extra entries given (of the lists
 /// below, or none; variadic, as expanded entries hold commas).
 #define FP4MOE_GEMM_INSTANCES_WITH(TACTICS, NAME, FMT, LAYOUT, ...)                                       \
