@@ -393,7 +393,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       // others' (compute-sanitizer racecheck cannot follow that). Gather,
       // direct: only the stage's warpgroup (moe_gather_producer.cuh).
       const bool owner_only = Cfg::kGather && gather_direct<Cfg>(p);
-      ptx::mbar_init(&empty[s], owner_only ? 128 : Cfg::kConsumerThreads + (kPair ? 8 : 0));  // clusters: + the peer's 8 consumer warps
+      ptx::mbar_init(&empty[s], owner_only ? 128 : Cfg::kConsumerThreads * (kPair ? 2 : 1));  // clusters: + the peer's consumer threads
     }
     if constexpr (Cfg::kGather) {
       for (int w = 0; w < Cfg::kConsumers; ++w) ptx::mbar_init(&order[w], 128);  // every thread of the previous owner
@@ -568,7 +568,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         for (int kb = t.unit_begin; kb < t.unit_end; ++kb, ++it) {
           const int s = it % kStages;
           trace.mark(kTrEmptyWait, s);
-          ptx::mbar_wait(&empty[s], ((it / kStages) & 1) ^ 1);
+          if constexpr (kPair) {  // the peer's consumers released it too (their arrives come from the other CTA)
+            ptx::mbar_wait_acquire_cluster(ptx::smem_addr(&empty[s]), ((it / kStages) & 1) ^ 1);
+          } else {
+            ptx::mbar_wait(&empty[s], ((it / kStages) & 1) ^ 1);
+          }
           trace.mark(kTrEmptyGot, s);
           if (t.group < 0) {
             ptx::mbar_arrive(&full[s]);
@@ -1160,9 +1164,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         } else {
           ptx::mbar_arrive_after(&empty[s], dep, p.k < 0);
         }
-        if constexpr (kPair) {  // the peer's producer multicasts into this stage too
-          __syncwarp();
-          if (lane == 0) ptx::mbar_arrive_remote(ptx::smem_addr(&empty[s]) + peer_delta);
+        if constexpr (kPair) {
+          // The peer's producer multicasts into this stage too: every thread
+          // tells it, as it tells its own. (One lane a warp after a
+          // __syncwarp drew a racecheck report on the MXFP4 cluster tile,
+          // 62 hazards between the multicast and the scale-code reads; the
+          // per-thread arrive clears it at no measured cost, while an
+          // arrive with release at cluster scope, one a warp or one a
+          // thread, ran the cluster tile 1.32-1.44x the time: docs/PERF.md
+          // stop 37.)
+          ptx::mbar_arrive_remote(ptx::smem_addr(&empty[s]) + peer_delta);
         }
       }
       if constexpr (Cfg::kMoe) {

@@ -52,14 +52,16 @@ __device__ __forceinline__ void mbar_arrive_remote(std::uint32_t bar) {
 __device__ __forceinline__ void mbar_arrive_remote_release(std::uint32_t bar) {
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
-/// Waits for a phase of this CTA's mbarrier, acquire at cluster scope.
+/// Waits for a phase of this CTA's mbarrier, acquire at cluster scope (with
+/// mbar_wait's suspend-time hint: a producer polling here shares its
+/// schedulers with the consumers).
 __device__ __forceinline__ void mbar_wait_acquire_cluster(std::uint32_t bar, std::uint32_t parity) {
   asm volatile(
       "{\n.reg .pred done;\n"
       "wait_%=:\n"
-      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
+      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1, %2;\n"
       "@!done bra wait_%=;\n}\n" ::"r"(bar),
-      "r"(parity)
+      "r"(parity), "n"(10000000)
       : "memory");
 }
 /// Every thread of the cluster: arrive, then wait for all the others.
