@@ -101,9 +101,7 @@ struct GemmConfig {
   // tokens are converted once for 256 weight rows instead of once per 128,
   // and no second CTA on the SM ends apart from the first (docs/PERF.md
   // stops 36-37; instances/gemm_configs.hpp has the measurements).
-  static constexpr int kConsumers = kConsumers_ > 0                                   ? kConsumers_
-                                    : kLayout_ == Layout::kMoeGather && kCtasPerSm_ == 1 ? 4
-                                                                                         : 2;
+  static constexpr int kConsumers = kConsumers_ > 0 ? kConsumers_ : kLayout_ == Layout::kMoeGather && kCtasPerSm_ == 1 ? 4 : 2;
   // X rows per CTA: 64 per consumer warpgroup, or the gather layout's one
   // shared block.
   static constexpr int BM = kGather ? 64 : 64 * kConsumers;
@@ -140,7 +138,7 @@ struct GemmConfig {
   //   they keep 40.
   static constexpr int kProducerFloor =
       kLayout_ == Layout::kMoeGather ? 40
-      : kCtasPerSm_ == 2 || kConsumers_ == 4 ? (kLayout_ == Layout::kMoeDense && BN_ == 32 ? 32 : 40)
+      : kCtasPerSm_ == 2 || kConsumers_ == 4 ? (kLayout_ == Layout::kMoeDense && BN_ == 32 ? 32 : 40)  // (the 32-token tiles)
       : kLayout_ == Layout::kMoeDense || (kSwap_ && kNvfp4_) ? 56
                                                              : 40;
   static constexpr int kConsumerRegs = ((kRegsPerThread * kThreads - kProducerFloor * 128) / kConsumerThreads) / 8 * 8;
@@ -527,7 +525,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     }
 #pragma unroll
     for (int b = 0; b < Cfg::kXBands; ++b)
-      if (l.xs[b]) ptx::bulk_load(st + Cfg::kOffXScale + b * 512 * Cfg::kChunksPerStage, l.xs[b] + chunk0 * 512, 512 * chunks, &full[s]);
+      if (l.xs[b])
+        ptx::bulk_load(st + Cfg::kOffXScale + b * 512 * Cfg::kChunksPerStage, l.xs[b] + chunk0 * 512, 512 * chunks, &full[s]);
 #pragma unroll
     for (int b = 0; b < Cfg::kYBands; ++b) {
       if (!l.ys[b]) continue;

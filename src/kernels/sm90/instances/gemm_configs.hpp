@@ -12,7 +12,7 @@
 // warps of two 128-weight CTAs, converting each stage's tokens once for 256
 // weight rows): decode 32-token rows 0.91-1.00x the time of the two-CTA
 // 128-weight tile, 4096 x 7168 rows 0.91-0.96x (H200, docs/PERF.md stop
-// 37). The same change ran the 16-token rows 1.00-1.04x and spilled the
+// 37). The same change ran the 16-token rows 0.99-1.04x and spilled the
 // 64-token tile (360-590 bytes, 2.5-3.2x the time).
 //
 // MXFP4's FP8 route (dense, contiguous, masked, MoE-dense): 128 tokens x 128
@@ -40,21 +40,21 @@
 #pragma once
 
 #define FP4MOE_GEMM_TACTICS(X, FMT, LAYOUT) \
-  X(FMT, LAYOUT, false, 256, 128, 3, 1, 0)     \
-  X(FMT, LAYOUT, true, 16, 256, 4, 2, 0)       \
-  X(FMT, LAYOUT, true, 32, 256, 4, 1, 4)       \
-  X(FMT, LAYOUT, true, 64, 256, 5, 1, 0)       \
+  X(FMT, LAYOUT, false, 256, 128, 3, 1, 0)  \
+  X(FMT, LAYOUT, true, 16, 256, 4, 2, 0)    \
+  X(FMT, LAYOUT, true, 32, 256, 4, 1, 4)    \
+  X(FMT, LAYOUT, true, 64, 256, 5, 1, 0)    \
   X(FMT, LAYOUT, true, 128, 256, 4, 1, 0)
 
 #define FP4MOE_MOE_DENSE_TACTICS(X, FMT, LAYOUT) \
-  X(FMT, LAYOUT, false, 128, 128, 8, 1, 0)          \
-  X(FMT, LAYOUT, true, 16, 128, 5, 2, 0)            \
-  X(FMT, LAYOUT, true, 32, 128, 6, 2, 0)            \
-  X(FMT, LAYOUT, true, 64, 128, 8, 1, 0)            \
-  X(FMT, LAYOUT, true, 128, 128, 6, 1, 0)          \
-  X(FMT, LAYOUT, false, 128, 256, 4, 1, 0)          \
-  X(FMT, LAYOUT, true, 16, 256, 4, 2, 0)            \
-  X(FMT, LAYOUT, true, 32, 256, 4, 1, 4)            \
+  X(FMT, LAYOUT, false, 128, 128, 8, 1, 0)       \
+  X(FMT, LAYOUT, true, 16, 128, 5, 2, 0)         \
+  X(FMT, LAYOUT, true, 32, 128, 6, 2, 0)         \
+  X(FMT, LAYOUT, true, 64, 128, 8, 1, 0)         \
+  X(FMT, LAYOUT, true, 128, 128, 6, 1, 0)        \
+  X(FMT, LAYOUT, false, 128, 256, 4, 1, 0)       \
+  X(FMT, LAYOUT, true, 16, 256, 4, 2, 0)         \
+  X(FMT, LAYOUT, true, 32, 256, 4, 1, 4)         \
   X(FMT, LAYOUT, true, 64, 256, 6, 1, 0)
 
 // MoE gather (moe_dense_fc2 with each expert's tokens gathered): 64 weight
@@ -69,11 +69,11 @@
 // issue slots empty (ncu, H200, M = 32: 0.71 eligible warps per scheduler).
 // 8 tokens a pass suit 1-6 tokens per expert.
 #define FP4MOE_MOE_GATHER_TACTICS(X, FMT, LAYOUT) \
-  X(FMT, LAYOUT, true, 8, 256, 4, 2, 0)              \
-  X(FMT, LAYOUT, true, 8, 256, 3, 2, 0)              \
-  X(FMT, LAYOUT, true, 16, 128, 6, 1, 0)             \
-  X(FMT, LAYOUT, true, 16, 256, 6, 1, 0)             \
-  X(FMT, LAYOUT, true, 16, 256, 4, 2, 0)             \
+  X(FMT, LAYOUT, true, 8, 256, 4, 2, 0)           \
+  X(FMT, LAYOUT, true, 8, 256, 3, 2, 0)           \
+  X(FMT, LAYOUT, true, 16, 128, 6, 1, 0)          \
+  X(FMT, LAYOUT, true, 16, 256, 6, 1, 0)          \
+  X(FMT, LAYOUT, true, 16, 256, 4, 2, 0)          \
   X(FMT, LAYOUT, true, 32, 256, 5, 1, 0)
 
 // MoE FC1 (SwiGLU): 128 gate + 128 up weight rows per tile, so each output
