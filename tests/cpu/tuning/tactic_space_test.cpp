@@ -213,6 +213,33 @@ TEST(TacticSpace, HeuristicPicksTheSweepsBestOnMeasuredRows) {
   }
 }
 
+// The 17-32-token swap-AB tiles hold 256 weight rows in one CTA of four
+// consumer warpgroups (gemm_configs.hpp, docs/PERF.md stop 37); the 16- and
+// 64-token tiles keep 128 rows (two CTAs an SM, one).
+TEST(TacticSpace, ThirtyTwoTokenTilesAreOneCtaOf256WeightRows) {
+  struct Row {
+    TuneShape call;
+    int block_n, block_m, ctas_per_sm;
+  };
+  const Row rows[] = {
+      {{GemmOp::kMasked, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 4096, 7168, 8}, 32, 256, 1},
+      {{GemmOp::kMasked, Fp4Format::kMXFP4, GemmOutput::kBF16, 17, 7168, 2048, 32}, 32, 256, 1},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 65536, 256, 256}, 32, 256, 1},
+      {{GemmOp::kMasked, Fp4Format::kNVFP4, GemmOutput::kBF16, 8, 4096, 7168, 8}, 16, 128, 2},
+      {{GemmOp::kMasked, Fp4Format::kMXFP4, GemmOutput::kBF16, 64, 4096, 7168, 8}, 64, 128, 1},
+  };
+  for (const Row& r : rows) {
+    ProblemShape s = problem_shape(r.call);
+    s.sm_count = 132;
+    const GemmTactic t = pick_tactic(s);
+    EXPECT_EQ(t.block_n, r.block_n) << r.call.describe() << ": " << t.name();
+    const TacticCheck check = check_tactic(s, t);
+    ASSERT_NE(check.kernel, nullptr) << r.call.describe();
+    EXPECT_EQ(check.kernel->block_m, r.block_m) << r.call.describe() << ": " << t.name();
+    EXPECT_EQ(check.kernel->ctas_per_sm, r.ctas_per_sm) << r.call.describe() << ": " << t.name();
+  }
+}
+
 // When the heuristic takes the gathered formulation of moe_dense_fc2: only
 // with top-k routing known, from one token per expert, while its kernel
 // holds M; with the widest stages that divide W; on stream-K where the
