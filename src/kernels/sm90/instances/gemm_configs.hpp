@@ -1,6 +1,6 @@
 // The compiled tactic sets: (swap_ab, BN, BK, stages, CTAs per SM), and for
 // the lists expanded with FP4MOE_GEMM_ENTRY, consumer warpgroups (0: the
-// engine's default, fp4_gemm_kernel.cuh kConsumers).
+// engine's default, gemm_config.cuh kConsumers).
 //
 // Dense, contiguous and masked: prefill 128 tokens x 256 weights per tile,
 // three stages (five ran no faster, H200 A/B, docs/PERF.md stop 21; the
@@ -36,7 +36,7 @@
 //
 // Stage counts fill what the BF16 operand buffers leave of shared memory
 // (the 64-token 256-K tile six: its whole-stage token buffers,
-// fp4_gemm_kernel.cuh kYWholeStage, took the seventh).
+// gemm_config.cuh kYWholeStage, took the seventh).
 #pragma once
 
 #define FP4MOE_GEMM_TACTICS(X, FMT, LAYOUT) \
@@ -63,7 +63,7 @@
 // row's 128 bytes of an expert in one load: 1.38x the speed of 128-K
 // stages, H100 sweep), else 128-K (any W). The tile accumulator fills most
 // of shared memory, so one CTA per SM (with four consumer warpgroups,
-// fp4_gemm_kernel.cuh); except the 8-token tiles (three or four stages) and
+// gemm_config.cuh); except the 8-token tiles (three or four stages) and
 // a 16-token one (four), two CTAs per SM for calls with few tokens (their
 // accumulators hold fewer): one CTA's eight consumer warps left half the
 // issue slots empty (ncu, H200, M = 32: 0.71 eligible warps per scheduler).
