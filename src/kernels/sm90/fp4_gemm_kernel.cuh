@@ -190,22 +190,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     l.y_row = y_row(t);
     l.y_row2 = Cfg::kFc1 ? l.y_row + p.fc1_inter : l.y_row + BN / 2;
     l.multicast = t.multicast;
-    const std::int32_t x_bands_total = (px.rows_per_group + 127) / 128, y_bands_total = (py.rows_per_group + 127) / 128;
+    // Chunk 0 of an operand's scale band (128 rows) of a group, or null past its bands.
+    auto band_chunks = [](const OperandParams& op, std::int32_t group, std::int32_t band) -> const std::uint8_t* {
+      return band < (op.rows_per_group + 127) / 128
+                 ? op.scales + std::int64_t(group) * op.scale_group_bytes + std::int64_t(band) * op.scale_chunks * 512
+                 : nullptr;
+    };
 #pragma unroll
-    for (int b = 0; b < Cfg::kXBands; ++b) {
-      const std::int32_t band = x_scale_row0(t) / 128 + b;
-      l.xs[b] = band < x_bands_total ? px.scales + std::int64_t(x_scale_group(t)) * px.scale_group_bytes +
-                                           std::int64_t(band) * px.scale_chunks * 512
-                                     : nullptr;
-    }
+    for (int b = 0; b < Cfg::kXBands; ++b) l.xs[b] = band_chunks(px, x_scale_group(t), x_scale_row0(t) / 128 + b);
 #pragma unroll
     for (int b = 0; b < Cfg::kYBands; ++b) {
       // Scale band of the tile's Y band b: consecutive, except FC1's second
       // half (the up rows, fc1_inter rows after the gate rows).
       const std::int32_t band = Cfg::kFc1 ? (t.n0 % p.fc1_inter + b * p.fc1_inter) / 128 : y_scale_row0(t) / 128 + b;
-      l.ys[b] = band < y_bands_total ? py.scales + std::int64_t(y_scale_group(t)) * py.scale_group_bytes +
-                                           std::int64_t(band) * py.scale_chunks * 512
-                                     : nullptr;
+      l.ys[b] = band_chunks(py, y_scale_group(t), band);
     }
     return l;
   };
