@@ -93,7 +93,8 @@ const kernels::KernelEntry& checked_kernel(const ArgCheck& c, const tuning::Prob
     case tuning::TacticFault::kTooManyTokens:
       c.require(false, "options.tactic",
                 "holds at most " + std::to_string(check.max_m) + " tokens (M = " + std::to_string(shape.m) +
-                    "): the gathered formulation keeps every token's accumulator in shared memory",
+                    (t.moe_gather ? "): the gathered formulation keeps every token's accumulator in shared memory"
+                                  : "): its token tile does not divide the 128-row scale bands, so a call has one"),
                 t.name());
       break;
     case tuning::TacticFault::kExpertWidth:

@@ -206,16 +206,19 @@ GemmTactic pick_tile(const ProblemShape& shape) {
   // Few tokens per weight tile: the weights dominate the bytes, so put them
   // on the register side and stage the tokens (swap-AB), with the smallest
   // token tile that holds them. Otherwise the widest direct tile. MoE-dense
-  // stops at 64 tokens: its swap-AB 128-token tile ran 1.03-1.07x the
+  // stops at 96 tokens: its swap-AB 128-token tile ran 1.03-1.07x the
   // direct 128 x 128 tile's time at M = 96-384 (seed-fc2, H200,
-  // docs/PERF.md stop 31; 2x before its fold read alpha from shared memory).
+  // docs/PERF.md stop 31; 2x before its fold read alpha from shared memory),
+  // while the 96-token one (256-K stages) ran M = 96 in 0.73-0.80x of it
+  // (stop 38). Where W is not a multiple of 256 nothing past 64 tokens
+  // holds M: the direct tile.
   //
   // With routed alpha (MoE-dense, top_k known) a token tile smaller than M
   // reads the weights more often but skips more experts per tile, and makes
   // more, shorter work units: it is taken where its modelled time is 5%
   // shorter. Measured, E = 256, top-8, M = 32: 16-token tiles 201 us,
   // 64-token 285 us.
-  const int swap_limit = shape.layout == kernels::Layout::kMoeDense ? 64 : 128;
+  const int swap_limit = shape.layout == kernels::Layout::kMoeDense ? 96 : 128;
   if (shape.m <= swap_limit) {
     const GemmTactic* holding = nullptr;
     for (const GemmTactic& t : all)
@@ -269,13 +272,20 @@ GemmTactic pick_tile(const ProblemShape& shape) {
 /// one in 255 us, so M = 160 takes 329 + 186 us against 617 and M = 192
 /// 329 + 255 (measured: 0.78-0.83x and 0.89-0.94x); a tail of 96 (329 us on
 /// the direct tile) would cost more than the whole tile it saves. (The
-/// 256-K stage tiles keep those ratios: 319, 162 and 236 us.)
+/// 256-K stage tiles keep those ratios: 319, 162 and 236 us.) With 256-K
+/// stages a tail of 65-96 takes the 96-token tile (stop 38: 237 us against
+/// the direct tile's 299; M = 224 and 352 0.89-0.95x the time).
 int moe_tail_tokens(const ProblemShape& s, const GemmTactic& picked, int block_tokens) {
   if (s.layout != kernels::Layout::kMoeDense || picked.swap_ab || picked.moe_gather || picked.fp8 || block_tokens <= 0 ||
       s.m <= block_tokens)
     return 0;
   const int tail = s.m % block_tokens;
-  return tail <= 64 ? tail : 0;
+  if (tail <= 64) return tail;
+  // 65-96 tokens: where the 96-token swap-AB tile serves the stages.
+  for (const GemmTactic& t : compiled_tactics(s.format, s.layout))
+    if (t.swap_ab && !t.moe_gather && t.block_n >= tail && t.block_n < block_tokens && t.block_k == picked.block_k)
+      return tail;
+  return 0;
 }
 
 /// The gather tiles' split: stream-K over (tile, expert) units where the

@@ -62,11 +62,11 @@ int heuristic_split_k(const ProblemShape& shape, const GemmTactic& tile);
 
 /// moe_dense_fc2's token tail: where `picked` (the tactic for all M tokens,
 /// not forced by the caller) is the direct BF16 tile of `block_tokens`
-/// tokens and M leaves at most 64 tokens past its last whole tile, the entry
-/// point runs those tail tokens as a call of their own (a swap-AB tile,
-/// picked for them), after the whole tiles: their padded tile costs as much
-/// as a full one, the swap-AB tiles far less. Returns the tail's tokens, 0
-/// for no split.
+/// tokens and M leaves at most 64 tokens past its last whole tile (96 where
+/// the 96-token tile serves picked's stages), the entry point runs those
+/// tail tokens as a call of their own (a swap-AB tile, picked for them),
+/// after the whole tiles: their padded tile costs as much as a full one, the
+/// swap-AB tiles less. Returns the tail's tokens, 0 for no split.
 int moe_tail_tokens(const ProblemShape& shape, const GemmTactic& picked, int block_tokens);
 
 /// Why a tactic cannot run a shape: the rules the entry points enforce on
@@ -78,7 +78,7 @@ enum class TacticFault {
   kSplitKNotCompiled,  ///< the tile is compiled without split-K (stream-K included)
   kSplitKUnits,        ///< more slices than experts (MoE-dense) or K blocks; stream-K with one
   kStreamKLayout,      ///< stream-K on a layout other than dense and MoE-dense
-  kTooManyTokens,      ///< more tokens (M) than the kernel holds (the gather tiles)
+  kTooManyTokens,      ///< more tokens (M) than the kernel holds (the gather tiles, the 96-token tile)
   kExpertWidth,        ///< MoE-dense: block_k does not divide the expert width W
 };
 

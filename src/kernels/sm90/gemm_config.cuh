@@ -155,7 +155,7 @@ struct GemmConfig {
   // conversion without the run-time piece shifts of 16-byte items. The
   // decode tiles of 16, 32 and 64 tokens (swap-AB, one Y copy both
   // warpgroups read, 256-K stages) and MoE-dense's tiles of 32 and 64
-  // tokens (both stage sizes) do the same, each into one set, rewritten
+  // tokens (both stage sizes) and 96 (256-K stages) do the same, each into one set, rewritten
   // after a wait for the MMAs that read it (a pair ran slower on most rows
   // of every decode tile: their MMAs are short, and a pair's room is a
   // stage's); the 32-token decode tile has four stages and MoE-dense's
@@ -166,7 +166,7 @@ struct GemmConfig {
   // M = 32 0.93-0.94x, M = 64 0.80-0.93x.
   static constexpr bool kYWholeStage = (kGather && BN <= 16) ||
                                        (kSwap && !kGather && !kMoe && !kFp8 && BN <= 64 && BK == 256) ||
-                                       (kSwap && kMoe && !kFp8 && (BN == 32 || BN == 64));
+                                       (kSwap && kMoe && !kFp8 && (BN == 32 || BN == 64 || BN == 96));
   static constexpr int kYSets = kYWholeStage ? 1 : 2;  // sets of Y buffers per user
   static constexpr int kYConvSubs = [] {
     if (kYWholeStage) return BK / 64;
@@ -206,12 +206,17 @@ struct GemmConfig {
   // tile keeps X in shared memory: its registers hold a second accumulator
   // set. Its FP8-route tile has no expert accumulator, so X in registers.)
   static constexpr bool kXInRegs = kSwap || !kMoe || kFp8;
-  // MoE-dense, the 128-token swap-AB tile: an expert's alpha for its 128
-  // tokens would be 32 registers a thread, held from the expert's last
-  // stage to its fold beside two accumulator sets (ptxas spilled 224 bytes
-  // with them). Instead the fold reads alpha from that stage's header, and
-  // the stage is released after the fold, not at its last sub-step.
-  static constexpr bool kAlphaAtFold = kMoe && kSwap && !kFp8 && BN == 128;
+  // MoE-dense, the 96- and 128-token swap-AB tiles: an expert's alpha for
+  // its 128 tokens would be 32 registers a thread, held from the expert's
+  // last stage to its fold beside two accumulator sets (ptxas spilled 224
+  // bytes with them). Instead the fold reads alpha from that stage's
+  // header, and the stage is released after the fold, not at its last
+  // sub-step. The four-warpgroup 32-token tile too: at 112 registers a
+  // consumer its 8 alpha registers spilled other state (ptxas stack 104 ->
+  // 72 bytes on NVFP4, 88 -> 64 on MXFP4), and seed-fc2 M = 32 ran in
+  // 0.923-0.964x the time (H200, docs/PERF.md stop 38). Not the 64-token
+  // tile, which does not spill: 1.00-1.03x.
+  static constexpr bool kAlphaAtFold = kMoe && kSwap && !kFp8 && (BN >= 96 || (BN == 32 && kConsumers_ == 4));
   static constexpr int kXConvBytes = kXInRegs ? 0 : BM * 128;
   static constexpr int kOffConv = kStages * kStageBytes;
   static constexpr int kOffXConv = kOffConv + kYSets * kYUsers * kYSetBytes;
@@ -273,7 +278,17 @@ struct GemmConfig {
   // (An SM has 228 KB of shared memory, 1 KB of it reserved per CTA.)
   static constexpr int kGatherMaxTokens =
       kGather ? (228 * 1024 / kCtasPerSm - 1024 - kSmemBytes) / (4 * kGatherAccStride) : 0;
+  // A token tile that does not divide the 128-row scale bands (MoE-dense's
+  // 96 tokens) would straddle two bands from its second tile on, so it
+  // serves launches with one token tile, which starts at a band: at most BT
+  // tokens (moe_dense_fc2's tail launches start at a 128-row tile).
+  static constexpr bool kOneTokenTile = BT < 128 && 128 % BT != 0;
+  /// The most tokens a launch may hold (0: any): the gather tiles'
+  /// accumulator, or the one token tile.
+  static constexpr int kMaxTokens = kGather ? kGatherMaxTokens : kOneTokenTile ? BT : 0;
   static_assert(!kMoe || kSwap || BN <= 128, "MoE-dense holds two accumulators: BN <= 128 without swap-AB");
+  static_assert(!kOneTokenTile || (kMoe && kSwap && !kFp8 && BK == 256),
+                "a token tile that does not divide 128: MoE-dense's 96-token swap-AB tile, 256-K stages");
   static_assert(!kFc1 || (!kSwap && BN == 256), "FC1 pairs 128 gate and 128 up rows in one weight tile");
   static_assert(!kGather || (kSwap && BN <= 32 && BN % 8 == 0), "gather: weights from registers, a few tokens per pass");
   static_assert(kConsumerBarrier < 16, "16 named barriers");
@@ -301,7 +316,8 @@ struct GemmConfig {
   static_assert(BK == 128 || BK == 256, "BK is 128 or 256: an even number of 64-K sub-steps per stage keeps the\n"
                 "double-buffered A fragments and BF16 tiles at compile-time indices");
   static_assert(BK % (4 * kBlock) == 0, "a stage covers whole 128x4 scale chunks");
-  static_assert(BN % 8 == 0 && BN <= 256 && (BN <= 128 ? 128 % BN == 0 : BN % 128 == 0), "BN tiles the 128-row scale bands");
+  static_assert(BN % 8 == 0 && BN <= 256 && (BN <= 128 ? 128 % BN == 0 || kOneTokenTile : BN % 128 == 0),
+                "BN tiles the 128-row scale bands (or the tile is a launch's only token tile)");
   static_assert(kSmemBytes * kCtasPerSm <= kSmemPerSm, "shared memory");
 };
 

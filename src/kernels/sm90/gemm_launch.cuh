@@ -94,7 +94,7 @@ KernelEntry entry() {
   // The gather layout is a tactic of moe_dense_fc2, listed with its MoE-dense tiles.
   const Layout op_layout = Cfg::kGather ? Layout::kMoeDense : Cfg::kLayout;
   KernelEntry e{Cfg::kNvfp4 ? Fp4Format::kNVFP4 : Fp4Format::kMXFP4, op_layout, t, Cfg::BM, Cfg::kCtasPerSm,
-                Cfg::kSplitK ? 8 : 1, Cfg::kGatherMaxTokens, &launch_gemm<Cfg>};
+                Cfg::kSplitK ? 8 : 1, Cfg::kMaxTokens, &launch_gemm<Cfg>};
   if constexpr (Cfg::kPrepackable) e.launch_prepacked = &launch_gemm<typename Cfg::PrepackedB>;
   return e;
 }

@@ -31,7 +31,10 @@ struct KernelEntry {
   int block_m;        ///< X rows per CTA
   int ctas_per_sm;    ///< CTAs one SM holds at once
   int max_split_k;    ///< 1: compiled without split-K; else any of 1, 2, 3, 4, 6, 8
-  int max_m;          ///< most tokens (M) a call may have; 0: any (the gather tiles hold every token)
+  /// Most tokens (M) a call may have; 0: any. Bounded: the gather tiles
+  /// (their shared accumulator holds every token) and a token tile that does
+  /// not divide 128 (one token tile a call: GemmConfig::kOneTokenTile).
+  int max_m;
   LaunchFn launch;
   /// The same tactic for B in the prepacked bit order (prepack_weights);
   /// null where none is compiled (the FP8 route, the MoE layouts).

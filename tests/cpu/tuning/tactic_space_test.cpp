@@ -97,9 +97,16 @@ TEST(TacticSpace, MoeTailTokensPastTheDirectTile) {
   EXPECT_EQ(tail_at(192, direct), 64);
   EXPECT_EQ(tail_at(129, direct), 1);
   EXPECT_EQ(tail_at(300, direct), 44);
-  EXPECT_EQ(tail_at(224, direct), 0);  // 96 left: a tile of their own costs as much as the whole one
+  EXPECT_EQ(tail_at(224, direct), 0);  // 96 left: no 96-token tile has 128-K stages
   EXPECT_EQ(tail_at(256, direct), 0);  // whole tiles
   EXPECT_EQ(tail_at(100, direct), 0);  // one tile
+  GemmTactic direct256 = direct;  // (W = 256: the 256-K stage tiles)
+  direct256.block_k = 256;
+  direct256.stages = 4;
+  EXPECT_EQ(tail_at(224, direct256), 96);  // the 96-token swap-AB tile
+  EXPECT_EQ(tail_at(200, direct256), 72);
+  EXPECT_EQ(tail_at(160, direct256), 32);
+  EXPECT_EQ(tail_at(256, direct256), 0);
   GemmTactic swap = direct;
   swap.swap_ab = true;
   swap.block_n = 64;
@@ -177,7 +184,8 @@ TEST(TacticSpace, HeuristicPicksTheSweepsBestOnMeasuredRows) {
       {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 32, 7168, 65536, 256, 256}, true, 32, kStreamK, false, 256},
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 65536, 512, 128}, true, 32, kStreamK, false, 128},
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 64, 7168, 65536, 256, 256}, true, 64, kStreamK, false, 256},
-      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 96, 7168, 65536, 256, 256}, false, 128, kStreamK, false, 256},
+      // (M = 96: the 96-token tile, 0.80x the direct tile's time in stop 38's A/B, after the sweep)
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 96, 7168, 65536, 256, 256}, true, 96, kStreamK, false, 256},
       {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 128, 7168, 65536, 256, 256}, false, 128, kStreamK, false, 256},
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 128, 7168, 65536, 512, 128}, false, 128, kStreamK, false, 128},
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 160, 7168, 65536, 256, 256}, false, 128, kStreamK, false, 256},
@@ -237,6 +245,53 @@ TEST(TacticSpace, ThirtyTwoTokenTilesAreOneCtaOf256WeightRows) {
     ASSERT_NE(check.kernel, nullptr) << r.call.describe();
     EXPECT_EQ(check.kernel->block_m, r.block_m) << r.call.describe() << ": " << t.name();
     EXPECT_EQ(check.kernel->ctas_per_sm, r.ctas_per_sm) << r.call.describe() << ": " << t.name();
+  }
+}
+
+// MoE-dense's 96-token swap-AB tile (256-K stages) lies in one 128-row
+// scale band only as a call's one token tile: the tactic check refuses it
+// past 96 tokens (the entry point's error names the rule), and the
+// heuristic takes it for 65-96 tokens where W is a multiple of 256 (the
+// direct tile where W is not, the 64-token tile up to 64).
+TEST(TacticSpace, NinetySixTokenTileServesOneTokenTile) {
+  auto call_of = [](int m, int width) {
+    return TuneShape{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, m, 7168, 256 * width, 256, width};
+  };
+  for (Fp4Format f : {Fp4Format::kNVFP4, Fp4Format::kMXFP4}) {
+    const GemmTactic* bn96 = nullptr;
+    std::vector<GemmTactic> tiles = compiled_tactics(f, kernels::Layout::kMoeDense);
+    for (const GemmTactic& t : tiles)
+      if (t.swap_ab && !t.moe_gather && t.block_n == 96) bn96 = &t;
+    ASSERT_NE(bn96, nullptr) << format_name(f);
+    EXPECT_EQ(bn96->block_k, 256);
+    TuneShape call = call_of(96, 256);
+    call.format = f;
+    EXPECT_TRUE(check_tactic(problem_shape(call), *bn96).ok());
+    EXPECT_EQ(check_tactic(problem_shape(call), *bn96).max_m, 96);
+    call.m = 97;
+    EXPECT_EQ(check_tactic(problem_shape(call), *bn96).fault, TacticFault::kTooManyTokens);
+    GemmOptions opt;
+    opt.tactic = bn96;
+    try {
+      detail::plan_gemm(detail::ArgCheck("test"), call, call.m, opt);
+      ADD_FAILURE() << "97 tokens on the 96-token tile were accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_EQ(e.argument(), "options.tactic");
+      EXPECT_NE(std::string(e.what()).find("holds at most 96 tokens"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("scale bands"), std::string::npos) << e.what();
+    }
+  }
+  struct Row {
+    int m, width, block_n;
+    bool swap_ab;
+  };
+  for (const Row& r : {Row{65, 256, 96, true}, Row{96, 256, 96, true}, Row{64, 256, 64, true}, Row{96, 128, 128, false},
+                       Row{97, 256, 128, false}}) {
+    ProblemShape s = problem_shape(call_of(r.m, r.width));
+    s.sm_count = 132;
+    const GemmTactic t = pick_tactic(s);
+    EXPECT_EQ(t.block_n, r.block_n) << "M = " << r.m << ", W = " << r.width << ": " << t.name();
+    EXPECT_EQ(t.swap_ab, r.swap_ab) << "M = " << r.m << ", W = " << r.width << ": " << t.name();
   }
 }
 

@@ -222,7 +222,8 @@ TEST(MoeFc2, PrepackedWeightsEveryTile) {
       c.format = format;
       c.experts = 8;
       c.width = 256;
-      c.m = e.tactic.moe_gather ? 40 : (split == 1 ? 31 : 127);
+      // (A tile that holds fewer tokens, the 96-token one: one short of its limit.)
+      c.m = e.tactic.moe_gather ? 40 : split == 1 ? 31 : e.max_m > 0 ? e.max_m - 1 : 127;
       c.n = 256;
       c.alpha = e.tactic.moe_gather || split == 2 ? AlphaKind::kTopK : AlphaKind::kDense;
       c.content = split == 1 ? Fp4Content::kIntegerValued : Fp4Content::kRandom;
@@ -247,7 +248,9 @@ TEST(MoeFc2, WeightedStreamKMatchesReferenceAndRepeats) {
   test::Rng rng;
   const std::int64_t sms = detail::current_device_sm_count();
   for (const auto& e : kernels::kernel_registry()) {
-    if (e.layout != kernels::Layout::kMoeDense || e.max_split_k == 1 || e.tactic.moe_gather) continue;  // token tiles only
+    // Tiles over several token tiles only (not the gather tiles; not the
+    // 96-token tile, which serves one).
+    if (e.layout != kernels::Layout::kMoeDense || e.max_split_k == 1 || e.tactic.moe_gather || e.max_m > 0) continue;
     GemmTactic t = e.tactic;
     t.split_k = 0;
     const int bt = t.swap_ab ? t.block_n : e.block_m, bw = t.swap_ab ? e.block_m : t.block_n;
@@ -438,20 +441,21 @@ TEST(MoeFc2, EveryTokenTileSkippedWritesZeros) {
 }
 
 // Without a forced tactic, the tokens past the direct tile's last whole
-// 128-token tile run as a call of their own where they are 1-64
-// (tuning::moe_tail_tokens): every token's row against the reference, both
-// halves' alpha and output rows (token-major and expert-major alpha), and
-// the split recorded, on the 256-K and the 128-K stage tiles; 96 left over
-// run with the rest.
+// 128-token tile run as a call of their own where they are 1-64, or 65-96
+// on the 256-K stage tiles (the 96-token tile; tuning::moe_tail_tokens):
+// every token's row against the reference, both halves' alpha and output
+// rows (token-major and expert-major alpha), and the split recorded, on the
+// 256-K and the 128-K stage tiles; on the 128-K ones 96 left over run with
+// the rest.
 TEST(MoeFc2, TailTokensRunOnTheirOwnTile) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;
   struct TailCase {
-    int m, tail;
+    int m, tail, tail_128k;  // the tail with 256-K and with 128-K stages
   };
   int ran = 0;
   for (Fp4Format format : {Fp4Format::kNVFP4, Fp4Format::kMXFP4}) {
-    for (const TailCase tc : {TailCase{160, 32}, TailCase{300, 44}, TailCase{129, 1}, TailCase{224, 0}}) {
+    for (const TailCase tc : {TailCase{160, 32, 32}, TailCase{300, 44, 44}, TailCase{129, 1, 1}, TailCase{224, 96, 0}}) {
       for (Fp4Content content : {Fp4Content::kRandom, Fp4Content::kIntegerValued}) {
         Fc2Case c;
         c.format = format;
@@ -468,8 +472,9 @@ TEST(MoeFc2, TailTokensRunOnTheirOwnTile) {
         test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
         const detail::PlannedTactic& ran_plan = detail::last_planned_tactic();
         EXPECT_FALSE(ran_plan.tactic.swap_ab) << c.describe();
-        EXPECT_EQ(ran_plan.tail_tokens, tc.tail) << c.describe();
-        if (tc.tail > 0) {
+        const int tail = c.width == 256 ? tc.tail : tc.tail_128k;
+        EXPECT_EQ(ran_plan.tail_tokens, tail) << c.describe();
+        if (tail > 0) {
           EXPECT_TRUE(ran_plan.tail.swap_ab) << c.describe() << ": " << ran_plan.tail.name();
         }
         ++ran;
@@ -478,28 +483,29 @@ TEST(MoeFc2, TailTokensRunOnTheirOwnTile) {
   }
 }
 
-// The 128-token swap-AB tile reads an expert's alpha at its fold from the
-// stage that ended the expert, which it releases only after the fold
-// (GemmConfig::kAlphaAtFold). With W = 128 every stage ends an expert, so
-// every stage is held across the next one's first sub-step; with expert
-// skipping (top-k alpha), tiles whose next stage is the tile's end fold
-// last. Both formats, split 1, 2 and stream-K, a short token tile (M = 200),
-// against the reference, repeats bit-identical. (A small case for
-// compute-sanitizer racecheck.)
-TEST(MoeFc2, Swap128TileFoldsAlphaFromTheHeldStage) {
+// The 96- and 128-token swap-AB tiles read an expert's alpha at its fold
+// from the stage that ended the expert, which they release only after the
+// fold (GemmConfig::kAlphaAtFold). With W = one stage every stage ends an
+// expert, so every stage is held across the next one's first sub-step; with
+// expert skipping (top-k alpha), tiles whose next stage is the tile's end
+// fold last. Both formats, split 1, 2 and stream-K, a short token tile
+// (M = 200 on the 128-token tile, 90 on the 96-token one, which holds one
+// token tile), against the reference, repeats bit-identical. (A small case
+// for compute-sanitizer racecheck.)
+TEST(MoeFc2, WideSwapTilesFoldAlphaFromTheHeldStage) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;
   int ran = 0;
-  auto swap128 = [](const auto& e) { return e.tactic.swap_ab && e.tactic.block_n == 128 && !e.tactic.moe_gather; };
-  for_each_moe_dense_kernel(swap128, [&](Fp4Format format, const auto& e) {
+  auto wide_swap = [](const auto& e) { return e.tactic.swap_ab && e.tactic.block_n >= 96 && !e.tactic.moe_gather; };
+  for_each_moe_dense_kernel(wide_swap, [&](Fp4Format format, const auto& e) {
     for (int split : {1, 2, 0}) {
       GemmTactic t = e.tactic;
       t.split_k = split;
       Fc2Case c;
       c.format = format;
       c.experts = 8;
-      c.width = 128;
-      c.m = 200;
+      c.width = t.block_k;
+      c.m = e.max_m > 0 ? e.max_m - 6 : 200;
       c.n = 256;
       c.alpha = split == 2 ? AlphaKind::kTopK : AlphaKind::kDense;
       c.expert_major = split == 0;
@@ -511,7 +517,7 @@ TEST(MoeFc2, Swap128TileFoldsAlphaFromTheHeldStage) {
       ++ran;
     }
   });
-  EXPECT_EQ(ran, 2 * 3);
+  EXPECT_EQ(ran, 2 * 2 * 3);  // two tiles a format
 }
 
 TEST(MoeFc2, EmptyMWritesNothing) {

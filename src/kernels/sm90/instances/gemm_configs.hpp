@@ -34,6 +34,16 @@
 // CTA an SM ran 0.75-0.80x; as one 256-weight CTA of four consumer
 // warpgroups, as in decode, a further 0.95-0.97x, stop 37).
 //
+// 65-96 tokens take a 96-token tile (256-K stages only): a launch's one
+// token tile (96 does not divide the 128-row scale bands; moe_dense_fc2's
+// tail launches start at a 128-row tile), whole-stage tokens, alpha read at
+// the fold. Against the direct 128 x 128 tile on seed-fc2 (H200,
+// docs/PERF.md stop 38): M = 96 0.733-0.795x the time; as the tail of M =
+// 224 and 352 (direct tiles for the rest) 0.888-0.919x and 0.929-0.950x.
+// A 128-token tile of the same kind (256-K stages, whole-stage tokens,
+// ptxas stack 120 bytes) ran the direct tile's rows at M = 128-384 in
+// 1.02-1.08x on NVFP4, 0.94-0.96x on prepacked MXFP4: not compiled.
+//
 // Stage counts fill what the BF16 operand buffers leave of shared memory
 // (the 64-token 256-K tile six: its whole-stage token buffers,
 // gemm_config.cuh kYWholeStage, took the seventh).
@@ -55,7 +65,8 @@
   X(FMT, LAYOUT, false, 128, 256, 4, 1, 0)       \
   X(FMT, LAYOUT, true, 16, 256, 4, 2, 0)         \
   X(FMT, LAYOUT, true, 32, 256, 4, 1, 4)         \
-  X(FMT, LAYOUT, true, 64, 256, 6, 1, 0)
+  X(FMT, LAYOUT, true, 64, 256, 6, 1, 0)         \
+  X(FMT, LAYOUT, true, 96, 256, 5, 1, 0)
 
 // MoE gather (moe_dense_fc2 with each expert's tokens gathered): 64 weight
 // rows against every token, one expert's tokens 16 (or, for experts with
