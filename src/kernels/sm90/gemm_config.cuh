@@ -181,12 +181,14 @@ struct GemmConfig {
   // (0.92-0.98x) and the 16-token one on prepacked NVFP4 weights
   // (0.98-0.99x), and MoE-dense's 64-token swap-AB tile (seed-fc2 M = 32
   // and 64: MXFP4 prepacked 0.97x, the others within the run's drift, stop
-  // 29). Not the 32-token decode tile (1.02-1.12x), the 16-token one on
-  // plain NVFP4 (1.00-1.01x) or MXFP4 (1.00-1.02x) weights; the 128-token
-  // tile is not measured.
+  // 29), and its 96-token one (seed-fc2 M = 96: NVFP4 0.971x, prepacked
+  // 0.986x, MXFP4 0.996x; as M = 224's tail 0.987-1.002x; stop 38). Not
+  // the 32-token decode tile (1.02-1.12x), the 16-token one on plain NVFP4
+  // (1.00-1.01x) or MXFP4 (1.00-1.02x) weights; the 128-token tile is not
+  // measured.
   static constexpr bool kXPrefetch =
-      kSwap && !kFp8 && (!kMoe || BN == 64) &&
-      ((kGather && kYWholeStage) || (!kGather && (BN == 64 || (BN == 16 && kNvfp4 && kPrepackedB_))));
+      kSwap && !kFp8 && (!kMoe || BN == 64 || BN == 96) &&
+      ((kGather && kYWholeStage) || (!kGather && (BN == 64 || BN == 96 || (BN == 16 && kNvfp4 && kPrepackedB_))));
   // The prefill tile loads sub-step s + 1's Y items (words, codes and
   // factors) at sub-step s of a stage (consume_stage), so their shared-load
   // chain (code, then table entry, then the HMUL2 that waits on it: ncu's
