@@ -155,15 +155,17 @@ struct GemmConfig {
   // conversion without the run-time piece shifts of 16-byte items. The
   // decode tiles of 16, 32 and 64 tokens (swap-AB, one Y copy both
   // warpgroups read, 256-K stages) and MoE-dense's tiles of 32 and 64
-  // tokens (both stage sizes) and 96 (256-K stages) do the same, each into one set, rewritten
-  // after a wait for the MMAs that read it (a pair ran slower on most rows
-  // of every decode tile: their MMAs are short, and a pair's room is a
-  // stage's); the 32-token decode tile has four stages and MoE-dense's
-  // 64-token 256-K tile six, one fewer, to fit the set. H200 A/Bs
-  // (docs/PERF.md stop 32): decode 16 tokens 0.95-0.98x the time with a
-  // pair of sets, one set a further 0.95-0.99x; 32 tokens 0.93-0.98x; 64
-  // tokens 0.82-0.96x with a pair, one set a further 0.96-1.00x; seed-fc2
-  // M = 32 0.93-0.94x, M = 64 0.80-0.93x.
+  // tokens (both stage sizes) and 96 (256-K stages) do the same, each into
+  // one set, rewritten after a wait for the MMAs that read it (a pair ran
+  // slower on most rows of every decode tile: their MMAs are short, and a
+  // pair's room is a stage's; the stage's first X sub-step converted before
+  // that wait ran most rows 1.00-1.05x, stop 38); the 32-token decode
+  // tile has four stages and MoE-dense's 64-token 256-K tile six, one
+  // fewer, to fit the set. H200 A/Bs (docs/PERF.md stop 32): decode 16
+  // tokens 0.95-0.98x the time with a pair of sets, one set a further
+  // 0.95-0.99x; 32 tokens 0.93-0.98x; 64 tokens 0.82-0.96x with a pair,
+  // one set a further 0.96-1.00x; seed-fc2 M = 32 0.93-0.94x, M = 64
+  // 0.80-0.93x.
   static constexpr bool kYWholeStage = (kGather && BN <= 16) ||
                                        (kSwap && !kGather && !kMoe && !kFp8 && BN <= 64 && BK == 256) ||
                                        (kSwap && kMoe && !kFp8 && (BN == 32 || BN == 64 || BN == 96));
