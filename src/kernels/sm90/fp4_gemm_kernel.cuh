@@ -102,10 +102,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       // Every consumer thread releases the stage after its own last read of
       // it: an arrive orders only the arriving thread's accesses, so one
       // arrive after a named barrier would lean on the barrier for the
-      // others' (compute-sanitizer racecheck cannot follow that). Gather,
-      // direct: only the stage's warpgroup (moe_gather_producer.cuh).
-      const bool owner_only = Cfg::kGather && gather_direct<Cfg>(p);
-      ptx::mbar_init(&empty[s], owner_only ? 128 : Cfg::kConsumerThreads * (kPair ? 2 : 1));  // clusters: + the peer's consumer threads
+      // others' (compute-sanitizer racecheck cannot follow that). Gather:
+      // only the stage's warpgroup (moe_gather_producer.cuh).
+      ptx::mbar_init(&empty[s], Cfg::kGather ? 128 : Cfg::kConsumerThreads * (kPair ? 2 : 1));  // clusters: + the peer's consumer threads
     }
     if constexpr (Cfg::kGather) {
       for (int w = 0; w < Cfg::kConsumers; ++w) ptx::mbar_init(&order[w], 128);  // every thread of the previous owner
@@ -318,8 +317,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // the MMAs that read it finish).
   std::uint32_t afrag[Cfg::kXInRegs ? 2 : 1][4][4] = {};
   float acc[BN / 2];
-  // Stages taken so far (gather, direct: the first stage is this warpgroup's own, moe_gather_producer.cuh).
-  std::uint32_t it = Cfg::kGather && gather_direct<Cfg>(p) ? std::uint32_t(wg) : 0u;
+  // Stages taken so far (gather: this warpgroup's are every kConsumers-th from its own index, moe_gather_producer.cuh).
+  std::uint32_t it = Cfg::kGather ? std::uint32_t(wg) : 0u;
   const std::uint32_t smem_base = ptx::smem_addr(smem);
   const std::uint32_t conv_base = smem_base + Cfg::kOffConv;
   const std::uint32_t xconv_base = smem_base + Cfg::kOffXConv;
@@ -948,9 +947,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     }
   };
 
-  // Gather: the warpgroups take passes in turn (pass p: warpgroup p mod
-  // kConsumers); pass p's owner adds its product into the shared
-  // accumulator after pass p - 1's owner added its own: it waits on its
+  // Gather: the warpgroups take passes in turn (moe_gather_producer.cuh);
+  // pass p's owner adds its product into the shared accumulator after
+  // pass p - 1's owner added its own (a padding pass's owner adds nothing
+  // but takes its turn all the same): it waits on its
   // order mbarrier, on which every thread of the previous warpgroup arrives
   // after its addition (the last warpgroup once at the start, for pass 0).
   // So every token sums its experts in expert order (bit-identical
@@ -991,13 +991,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       int2 tok[BN / 8];
       float2 wgt[BN / 8];
       const int stages_per_pass = p.expert_width / BK;
-      // Direct: this warpgroup's stages are every kConsumers-th (it starts at
-      // its own, below), so after each of them it steps over the others'.
-      const std::uint32_t others = gather_direct<Cfg>(p) ? Cfg::kConsumers - 1 : 0;
+      // Waits until this warpgroup's stage n is full (gather_stage_seq_checked).
+      auto wait_stage = [&](std::uint32_t n) {
+        const int s = n % kStages;
+        const std::uint32_t parity = (n / kStages) & 1;
+        ptx::mbar_wait(&full[s], parity);
+        if constexpr (gather_stage_seq_checked<Cfg>()) {
+          const std::uint32_t seq = smem_base + s * Cfg::kStageBytes + Cfg::kOffHeader + offsetof(GatherStageHeader, seq);
+          if (ptx::lds32(seq) != n) {  // the slot's previous fill, still landing
+            ptx::mbar_wait(&full[s], parity ^ 1);
+            ptx::mbar_wait(&full[s], parity);
+          }
+        }
+      };
       for (;;) {  // one pass per iteration
         const int s0 = it % kStages;
         trace.mark(kTrPassWait, s0);
-        ptx::mbar_wait(&full[s0], (it / kStages) & 1);
+        wait_stage(it);
         // The header by ld.shared (a generic load here sat on the pass's critical path: ncu).
         GatherStageHeader h;
         {
@@ -1005,7 +1015,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           const uint4 h0 = ptx::lds128(hdr), h1 = ptx::lds128(hdr + 16);
           h.kb = std::int32_t(h0.x);
           h.flags = h0.y;
-          h.owner = std::int32_t(h0.z);
           h.expert = std::int32_t(h0.w);
           h.slot0 = std::int32_t(h1.x);
           h.valid = std::int32_t(h1.y);
@@ -1013,16 +1022,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         if (h.flags & kGatherTileEnd) {
           trace.mark(kTrTileEnd, s0);
           ptx::mbar_arrive(&empty[s0]);
-          it += 1 + others;
+          it += Cfg::kConsumers;
           break;
         }
-        trace.mark(kTrPassGot, h.owner == wg);
-        if (h.owner != wg) {  // another warpgroup's pass: only release its stages
-          for (int st = 0; st < stages_per_pass; ++st, ++it) {
-            const int s = it % kStages;
-            ptx::mbar_wait(&full[s], (it / kStages) & 1);
-            ptx::mbar_arrive(&empty[s]);
+        trace.mark(kTrPassGot, 1);
+        if (h.valid == 0) {  // a padding pass: its stages hold no data; its turn of the hand-over
+          for (int st = 0; st < stages_per_pass; ++st, it += Cfg::kConsumers) {
+            wait_stage(it);
+            ptx::mbar_arrive(&empty[it % kStages]);
           }
+          order_lap();
           continue;
         }
         place_items(xs_row0, h.slot0 % 128);
@@ -1043,12 +1052,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         // Its product is whole after a wait at the end of this loop: a wait
         // under a data-dependent branch instead makes ptxas serialise every
         // wgmma (C7518).
-        for (int st = 0; st < stages_per_pass; ++st, ++it) {
-          const int s = it % kStages;
-          ptx::mbar_wait(&full[s], (it / kStages) & 1);
-          consume_stage(s, h.kb + st, nullptr, false, xs_row0, h.slot0 % 128);
+        for (int st = 0; st < stages_per_pass; ++st, it += Cfg::kConsumers) {
+          wait_stage(it);
+          consume_stage(it % kStages, h.kb + st, nullptr, false, xs_row0, h.slot0 % 128);
         }
-        it += others;
         ptx::wgmma_wait<0>();
         trace.mark(kTrMmaDone, 0);
         ptx::mbar_wait(&order[wg], order_waits++ & 1);

@@ -248,9 +248,11 @@ struct GemmConfig {
   static constexpr int kAlphaLookahead = 8;
   // The prefix region: masked, token blocks per group; MoE-dense, the token
   // blocks' stream-K weights, the CTAs' share boundaries and this CTA's
-  // segments (tile_scheduler.cuh).
-  static constexpr int kPrefixInts = kLayout == Layout::kMasked ? kMaxGroups + 1
+  // segments (tile_scheduler.cuh); gather, each producer warp's round of
+  // passes (two words a pass, moe_gather_producer.cuh).
+  static constexpr int kPrefixInts = kLayout == Layout::kMasked     ? kMaxGroups + 1
                                      : kLayout == Layout::kMoeDense ? kStreamKTableBytes / 4
+                                     : kGather                      ? 2 * 2 * kConsumers
                                                                     : 0;
   static constexpr int kOffAlphaRing = kOffPrefix + 4 * kPrefixInts;
   // The scale table: one 32-bit factor per scale code (fp4_dequant.cuh,

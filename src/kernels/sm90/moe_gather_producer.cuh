@@ -6,21 +6,27 @@
 // at a time ("passes"), each pass W/BK stages of the expert's weights and of
 // those BT token rows. Experts no token uses cost nothing: no stage, no byte.
 //
-// The consumer warpgroups take passes in turn (the pass's owner is in its
-// first stage's header), so a pass's product accumulates in one
+// The consumer warpgroups take passes in turn (padding passes, below,
+// included), so a pass's product accumulates in one
 // warpgroup's registers and is added to the tile's shared-memory
-// accumulator by that warpgroup alone, in pass order. Header-only stages
-// end each tile. Two ways to hand the passes out (gather_direct):
-// - direct, where a pass is one stage and the ring holds a stage per
-//   warpgroup (W = BK, kConsumers <= kStages): each warpgroup waits only on
-//   its own passes' stages (stage n is warpgroup n % kConsumers's), releases
-//   them alone, and each tile ends with one end stage per warpgroup. (Its
-//   next stage is never a ring lap ahead of the last one it saw filled, so
-//   a parity wait cannot mistake an older phase for it.)
-// - walking, otherwise: every warpgroup waits on every stage and releases
-//   it, the others' passes unread, and one end stage ends a tile. A
-//   warpgroup spent about a third of its time walking past the others'
-//   passes (pipeline trace, moe-fc2 M = 384, docs/PERF.md stop 27).
+// accumulator by that warpgroup alone, in pass order. Each warpgroup waits
+// only on its own passes' stages and releases them alone: stage n of the
+// ring is warpgroup n mod kConsumers's, which needs a stage of the ring for
+// every warpgroup (kConsumers <= kStages). A pass of S = W/BK stages: the
+// producer takes the passes kConsumers at a time (a round) and interleaves
+// their stages, K block by K block (round stage j·kConsumers + i is K block
+// j of the round's pass i), so each warpgroup's stages stay every
+// kConsumers-th. A round short of kConsumers passes (a tile's last) is
+// filled with padding passes, S stages without data each, whose warpgroups
+// release them and take their turn of the hand-over; with S = 1 the turns
+// simply go on, unpadded. Each tile ends with one end stage per warpgroup,
+// and the next tile's turns go on after them where they left off. (A
+// warpgroup's next stage is never a ring lap ahead of the last one it saw
+// filled, so a parity wait cannot mistake an older phase for it.) Before
+// passes of several stages were interleaved (stop 39), every warpgroup
+// waited on every stage of them, the others' passes unread: at W = 2048 a
+// warpgroup spent 27-50% of its time walking past them (pipeline trace,
+// moe-fc2 M = 32 and 384, docs/PERF.md stop 39).
 #pragma once
 
 #include <cstddef>
@@ -36,23 +42,43 @@ namespace fp4moe::kernels {
 
 /// The header of a pass's first stage, or of a tile's end (written by the
 /// producer warp, read by the consumers after the stage's full barrier; a
-/// pass's other stages follow in order, W/BK in all, with K blocks kb + 1,
-/// kb + 2, ...).
+/// pass's other stages follow every kConsumers-th stage, W/BK in all, with
+/// K blocks kb + 1, kb + 2, ...).
 struct GatherStageHeader {
   std::int32_t kb;      ///< B's K block (of BK columns, over all E·W) of the pass's first stage
   std::uint32_t flags;  ///< kGatherTileEnd, or 0
-  std::int32_t owner;   ///< consumer warpgroup of the pass: pass number % kConsumers
+  std::int32_t owner;   ///< consumer warpgroup of the pass (stage number % kConsumers)
   std::int32_t expert;  ///< e
   std::int32_t slot0;   ///< the pass's first slot of the expert's gathered tokens
-  std::int32_t valid;   ///< slots of the pass holding tokens: min(BT, count_e − slot0)
-  std::int32_t pad[2];
+  std::int32_t valid;   ///< slots of the pass holding tokens: min(BT, count_e − slot0); 0: a padding pass
+  std::uint32_t seq;    ///< the stage's number in the ring's order (every stage: gather_stage_seq_checked)
+  std::int32_t pad;
 };
 // (The consumers read a header as two 16-byte shared loads, fields in this order.)
 static_assert(sizeof(GatherStageHeader) == 32 && offsetof(GatherStageHeader, flags) == 4 &&
                   offsetof(GatherStageHeader, owner) == 8 && offsetof(GatherStageHeader, expert) == 12 &&
-                  offsetof(GatherStageHeader, slot0) == 16 && offsetof(GatherStageHeader, valid) == 20,
+                  offsetof(GatherStageHeader, slot0) == 16 && offsetof(GatherStageHeader, valid) == 20 &&
+                  offsetof(GatherStageHeader, seq) == 24,
               "GatherStageHeader layout");
 constexpr std::uint32_t kGatherTileEnd = 1;  ///< no data: the tile's epilogue follows
+
+/// Whether a consumer checks each stage's number after its full wait. A
+/// warpgroup waits on stage n (its fill f of slot n % kStages, parity f % 2)
+/// having seen stage n - kConsumers full; the slot's previous fill, stage n -
+/// kStages, was issued before that but may land after it (TMA copies
+/// complete in any order), and while it is in flight the slot's phase
+/// parity already reads as fill f done. Where kStages is a multiple of
+/// kConsumers that previous fill is the warpgroup's own earlier stage, seen
+/// full; otherwise it is another warpgroup's, and the consumer compares the
+/// number the producer wrote with the stage (before its arrive) against n:
+/// a mismatch is that older fill, so it waits for it to land and then for
+/// fill f. (Without the check, passes of several stages, whose interleaved
+/// stages are issued close together, faulted on the 6- and 3-stage rings;
+/// stop 39.)
+template <class Cfg>
+constexpr bool gather_stage_seq_checked() {
+  return Cfg::kStages % Cfg::kConsumers != 0;
+}
 
 /// The loads of a gather tile's stages. What a tile, an expert or a pass
 /// fixes is worked out once there, so a stage costs its four copies and
@@ -86,21 +112,13 @@ struct GatherStageLoads {
   }
 };
 
-/// Whether the passes are handed out directly (above): one stage a pass,
-/// and a stage of the ring for every consumer warpgroup.
-template <class Cfg>
-__device__ __forceinline__ bool gather_direct(const GemmParams& p) {
-  return p.expert_width == Cfg::BK && Cfg::kConsumers <= Cfg::kStages;
-}
-
 /// Producer warps: two in the one-CTA tiles whose ring has an even number
 /// of stages. Each walks every pass and fills the stages of its own parity
 /// (stage n: warp n % 2), so a stage is only ever refilled by one warp, in
-/// order, and its parity waits stay exact; and in the direct way a
-/// warpgroup's stage n + kConsumers - kStages, which it relies on being
-/// filled when stage n is, is the same warp's (kConsumers is even). One
-/// warp at about 70 instructions a stage set the four-warpgroup tiles'
-/// pace; in the two-CTA tiles a second warp cost 0-2% (docs/PERF.md stop
+/// order, and its parity waits stay exact; and a warpgroup's stage n +
+/// kConsumers - kStages, which it relies on being filled when stage n is, is
+/// the same warp's (kConsumers is even). One warp at about 70 instructions
+/// a stage set the four-warpgroup tiles' pace; in the two-CTA tiles a second warp cost 0-2% (docs/PERF.md stop
 /// 27).
 template <class Cfg>
 constexpr std::uint32_t gather_producer_warps() {
@@ -111,6 +129,7 @@ constexpr std::uint32_t gather_producer_warps() {
 template <class Cfg, class Scheduler>
 __device__ void gather_produce(const GemmParams& p, const Scheduler& sched, const GatherStageLoads<Cfg>& loads,
                                std::uint8_t* smem, std::uint64_t* full, std::uint64_t* empty) {
+  static_assert(Cfg::kConsumers <= Cfg::kStages, "a stage of the ring for every consumer warpgroup");
   constexpr int BT = Cfg::BT;
   const int lane = threadIdx.x % 32;
   const std::uint32_t warp = threadIdx.x / 32;
@@ -118,7 +137,6 @@ __device__ void gather_produce(const GemmParams& p, const Scheduler& sched, cons
   const int kb_per_expert = p.expert_width / Cfg::BK;
   const std::int64_t band_bytes_w = std::int64_t(p.b.scale_chunks) * 512;  // one 128-row band of B's scales
   const std::int64_t band_bytes_t = std::int64_t(p.a.scale_chunks) * 512;  // of the gathered rows' scales
-  std::uint32_t pass = 0;
   ProducerRing<Cfg> stages{smem, empty};
   TraceCursor trace;
   if (lane == 0 && warp == 0) trace.init(TraceCursor::base(p), 0);
@@ -127,54 +145,104 @@ __device__ void gather_produce(const GemmParams& p, const Scheduler& sched, cons
   for (std::int32_t i = 0; sched.work(i, t); ++i) {
     const std::int32_t w_row = sched.b_row(t);
     const std::uint8_t* w_scales = p.b.scales + (t.n0 / 128) * band_bytes_w;
+    // The tile's passes in order: expert by expert (those without tokens
+    // skipped), BT gathered slots at a time. Counts are read 32 experts at a
+    // time, one load per lane, so the walk waits on memory once per 32.
     std::int32_t counts = 0;  // lane l: count of expert (e & ~31) + l
-    for (int e = t.unit_begin; e < t.unit_end; ++e) {
-      // Counts 32 experts at a time, one load per lane, so the walk waits on
-      // memory once per 32 experts.
-      if (e == t.unit_begin || e % 32 == 0) {
-        const int ei = (e & ~31) + lane;
-        counts = ei < t.unit_end ? p.gather_counts[ei] : 0;
-      }
-      const std::int32_t count = __shfl_sync(0xffffffffu, counts, e % 32);
-      const std::uint8_t* t_scales_e = p.a.scales + std::int64_t(e) * p.a.scale_group_bytes;
-      for (std::int32_t slot0 = 0; slot0 < count; slot0 += BT, ++pass) {
-        const std::int32_t t_row = e * p.gather_capacity + slot0;
-        const std::uint8_t* t_scales = t_scales_e + (slot0 / 128) * band_bytes_t;
-        for (int j = 0; j < kb_per_expert; ++j) {
-          if (stages.it % kWarps != warp) {
-            stages.skip();
-            continue;
+    int ce = t.unit_begin, cslot = 0, ccount = -1;  // the cursor (ccount -1: not read yet)
+    auto next_pass = [&](int& e, int& slot0, int& count) {
+      for (; ce < t.unit_end; ++ce, ccount = -1) {
+        if (ccount < 0) {
+          if (ce == t.unit_begin || ce % 32 == 0) {
+            const int ei = (ce & ~31) + lane;
+            counts = ei < t.unit_end ? p.gather_counts[ei] : 0;
           }
-          int s;
-          trace.mark(kTrEmptyWait, stages.it % Cfg::kStages);
-          stages.template next<GatherStageHeader>(s);
-          trace.mark(kTrEmptyGot, s);
-          if (lane == 0) {
-            if (j == 0) {  // the header, written before the arrive in load()
-              const std::uint32_t hdr = ptx::smem_addr(smem + s * Cfg::kStageBytes + Cfg::kOffHeader);
-              ptx::sts128(hdr, make_uint4(std::uint32_t(e * kb_per_expert), 0u, pass % Cfg::kConsumers, std::uint32_t(e)));
-              ptx::sts64(hdr + 16, make_uint2(std::uint32_t(slot0), std::uint32_t(min(BT, count - slot0))));
+          ccount = __shfl_sync(0xffffffffu, counts, ce % 32);
+          cslot = 0;
+        }
+        if (cslot < ccount) {
+          e = ce;
+          slot0 = cslot;
+          count = ccount;
+          cslot += BT;
+          return true;
+        }
+      }
+      return false;
+    };
+    // Takes the next stage of the ring if it is this warp's (else passes
+    // over it): true with s set.
+    auto take = [&](int& s) {
+      if (stages.it % kWarps != warp) {
+        stages.skip();
+        return false;
+      }
+      trace.mark(kTrEmptyWait, stages.it % Cfg::kStages);
+      stages.template next<GatherStageHeader>(s);
+      trace.mark(kTrEmptyGot, s);
+      if (gather_stage_seq_checked<Cfg>() && lane == 0)  // (before the stage's arrive, below)
+        ptx::sts32(ptx::smem_addr(smem + s * Cfg::kStageBytes + Cfg::kOffHeader + offsetof(GatherStageHeader, seq)),
+                   stages.it - 1);
+      return true;
+    };
+    auto header = [&](int s, std::uint32_t kb, std::uint32_t flags, std::int32_t e, std::int32_t slot0, std::int32_t valid) {
+      const std::uint32_t hdr = ptx::smem_addr(smem + s * Cfg::kStageBytes + Cfg::kOffHeader);
+      const std::uint32_t owner = (stages.it - 1) % Cfg::kConsumers;
+      ptx::sts128(hdr, make_uint4(kb, flags, owner, std::uint32_t(e)));
+      ptx::sts64(hdr + 16, make_uint2(std::uint32_t(slot0), std::uint32_t(valid)));
+    };
+    // A pass's stage j (K block j of its expert), its header with the first.
+    auto pass_stage = [&](int s, int e, int slot0, int valid, int j) {
+      if (j == 0) header(s, std::uint32_t(e * kb_per_expert), 0u, e, slot0, valid);
+      const std::uint8_t* t_scales = p.a.scales + std::int64_t(e) * p.a.scale_group_bytes + (slot0 / 128) * band_bytes_t;
+      loads.load(s, w_row, w_scales, e * kb_per_expert + j, e * p.gather_capacity + slot0, t_scales, j);
+      trace.mark(kTrIssued, s);
+    };
+    int e, slot0, count, s;
+    if (kb_per_expert == 1) {  // one stage a pass: the passes in turn as they come
+      while (next_pass(e, slot0, count))
+        if (take(s) && lane == 0) pass_stage(s, e, slot0, min(BT, count - slot0), 0);
+    } else {
+      // Rounds of kConsumers passes (the last padded), their stages
+      // interleaved. Lane 0 keeps a round's passes in shared memory (the
+      // prefix region, kept there as registers spilled the producer's loop
+      // state to local memory): its expert with its valid slots in the top
+      // byte (E < 2^24, as E·W < 2^31), and its first slot.
+      const std::uint32_t round = ptx::smem_addr(smem + Cfg::kOffPrefix) + 8 * Cfg::kConsumers * warp;
+      for (bool more = true; more;) {
+        int q = 0;
+#pragma unroll
+        for (int k = 0; k < Cfg::kConsumers; ++k) {
+          if (q == k && next_pass(e, slot0, count)) {
+            if (lane == 0)
+              ptx::sts64(round + 8 * k, make_uint2(std::uint32_t(e) | std::uint32_t(min(BT, count - slot0)) << 24,
+                                                   std::uint32_t(slot0)));
+            ++q;
+          }
+        }
+        more = q == Cfg::kConsumers;
+        if (q == 0) break;
+        for (int j = 0; j < kb_per_expert; ++j) {
+          for (int k = 0; k < Cfg::kConsumers; ++k) {
+            if (!take(s) || lane != 0) continue;
+            if (k < q) {
+              const uint2 pass = ptx::lds64(round + 8 * k);
+              pass_stage(s, int(pass.x & 0xffffffu), int(pass.y), int(pass.x >> 24), j);
+            } else {  // a padding pass: no data (its header, written before the arrive, says so)
+              if (j == 0) header(s, 0u, 0u, 0, 0, 0);
+              ptx::mbar_arrive(&full[s]);
+              trace.mark(kTrIssued, s);
             }
-            loads.load(s, w_row, w_scales, e * kb_per_expert + j, t_row, t_scales, j);
-            trace.mark(kTrIssued, s);
           }
         }
       }
     }
-    // The tile's end: one stage, or direct one a warpgroup (the passes'
-    // turns go on after them where they left off).
-    for (int k = 0; k < (gather_direct<Cfg>(p) ? Cfg::kConsumers : 1); ++k) {
-      if (stages.it % kWarps != warp) {
-        stages.skip();
-        continue;
-      }
+    // The tile's end: one stage a warpgroup.
+    for (int k = 0; k < Cfg::kConsumers; ++k) {
       int s;
-      trace.mark(kTrEmptyWait, stages.it % Cfg::kStages);
-      stages.template next<GatherStageHeader>(s);
-      trace.mark(kTrEmptyGot, s);
+      if (!take(s)) continue;
       if (lane == 0) {
-        const std::uint32_t hdr = ptx::smem_addr(smem + s * Cfg::kStageBytes + Cfg::kOffHeader);
-        ptx::sts128(hdr, make_uint4(0u, kGatherTileEnd, 0u, 0u));
+        header(s, 0u, kGatherTileEnd, 0, 0, 0);
         ptx::mbar_arrive(&full[s]);
         trace.mark(kTrIssued, s);
       }

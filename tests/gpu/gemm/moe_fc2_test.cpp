@@ -327,14 +327,15 @@ TEST(MoeFc2, GatherPassesAndTokenLimit) {
   }
 }
 
-// The walking pass handout (W > BK, so a pass spans several stages and each
-// warpgroup walks past the others' passes) on calls small enough for
-// compute-sanitizer racecheck (racecheck of GatherPassesAndTokenLimit, which
-// covers the same handout on larger shapes, never finished in 280 s; this
-// one took from seconds to minutes, docs/PERF.md stop 28): every gather
-// kernel, W = 2048, dense alpha over three experts, whole tiles and
-// stream-K.
-TEST(MoeFc2, GatherWalkingHandoutSmall) {
+// Passes of several stages (W > BK: the producer interleaves a round of
+// passes' stages, one per consumer warpgroup, and pads a tile's last round
+// with passes without data) on calls small enough for compute-sanitizer
+// racecheck (racecheck of GatherPassesAndTokenLimit, which covers them on
+// larger shapes, never finished in 280 s; this one took from seconds to
+// minutes, docs/PERF.md stop 28): every gather kernel, W = 2048, dense
+// alpha over three experts (so tiles of 3, 6 or 9 passes: last rounds of
+// every length), whole tiles and stream-K.
+TEST(MoeFc2, GatherMultiStagePassesSmall) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;
   for (const auto& e : kernels::kernel_registry()) {
