@@ -25,6 +25,9 @@ enum class ScaleData { kTokens, kWeights };
 /// The data choices of a benchmark run (printed in its header and JSON).
 struct DataOptions {
   bool wide_weight_scales = false;  ///< MXFP4 weights with the tokens' scale range
+  /// The MoE suites' expert width W (seed-fc2, moe-fc2: E = 256 experts, K =
+  /// 256·W); 256 is the seed workload, e.g. 2048 is DeepSeek-V3's.
+  std::int64_t moe_width = 256;
   ScaleData weights() const { return wide_weight_scales ? ScaleData::kTokens : ScaleData::kWeights; }
 };
 

@@ -43,8 +43,9 @@ void print_header(const RunInfo& info, const Ceilings& c) {
               info.commit.c_str(), info.date.c_str());
   std::printf("timing: CUDA events, kernel only, %s L2, median of %d runs after %d warm-up\n",
               info.timing.cold_l2 ? "cold" : "warm", info.timing.reps, info.timing.warmup);
-  std::printf("data: random E2M1 codes; MXFP4 scales: tokens 2^-7..2^3, weights %s\n",
-              info.data.wide_weight_scales ? "2^-7..2^3 (--wide-weight-scales)" : "2^-9..2^1");
+  std::printf("data: random E2M1 codes; MXFP4 scales: tokens 2^-7..2^3, weights %s; MoE suites' expert width %lld\n",
+              info.data.wide_weight_scales ? "2^-7..2^3 (--wide-weight-scales)" : "2^-9..2^1",
+              static_cast<long long>(info.data.moe_width));
   std::printf("ceilings: read %.0f GB/s | copy %.0f GB/s (read+write) | cuBLASLt 8192^3 bf16 %.0f TFLOP/s, fp8 %.0f TFLOP/s\n\n",
               c.read_gbps, c.copy_gbps, c.bf16_tflops, c.fp8_tflops);
 }
@@ -94,7 +95,8 @@ void write_json(const std::string& path, const RunInfo& info, const Ceilings& c,
     << ",\n  \"commit\": " << json_str(info.commit) << ",\n  \"date\": " << json_str(info.date)
     << ",\n  \"timing\": {\"reps\": " << info.timing.reps << ", \"warmup\": " << info.timing.warmup
     << ", \"cold_l2\": " << (info.timing.cold_l2 ? "true" : "false") << "},\n"
-    << "  \"data\": {\"wide_weight_scales\": " << (info.data.wide_weight_scales ? "true" : "false") << "},\n"
+    << "  \"data\": {\"wide_weight_scales\": " << (info.data.wide_weight_scales ? "true" : "false")
+    << ", \"moe_width\": " << info.data.moe_width << "},\n"
     << "  \"ceilings\": {\"read_gbps\": " << c.read_gbps << ", \"copy_gbps\": " << c.copy_gbps
     << ", \"bf16_tflops\": " << c.bf16_tflops << ", \"fp8_tflops\": " << c.fp8_tflops << "},\n  \"rows\": [\n";
   for (std::size_t i = 0; i < rows.size(); ++i) {

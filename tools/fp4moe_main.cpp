@@ -31,14 +31,16 @@ using namespace fp4moe::bench;
 void usage() {
   std::printf(
       "usage: fp4moe [bench] [SUITE ...] [--json FILE] [--reps N] [--warm-l2] [--cooldown-ms N] [--filter TEXT] [--no-ceilings]\n"
-      "                [--no-tuning-cache] [--wide-weight-scales] [--list]\n"
+      "                [--no-tuning-cache] [--wide-weight-scales] [--moe-width W] [--list]\n"
       "       fp4moe tune ... | fp4moe cache show|path | fp4moe sweep ...   (each with --help)\n"
       "  With no suite named, every suite runs. Timing: CUDA events, cold L2, median of N runs (default 30), after\n"
       "  N ms idle before each row (default 200: the board power-caps; a row right after other kernels runs slower).\n"
       "  GEMM rows run the tactic the library picks: the tuning cache's if it has one (marked 'tuned'), else the\n"
       "  heuristic's; --no-tuning-cache runs the heuristic's everywhere.\n"
       "  Data: random FP4 codes; MXFP4 weights' block scales 2^-9..2^1 (as an MX quantizer gives weights), tokens'\n"
-      "  2^-7..2^3; --wide-weight-scales gives the weights the tokens' range.\n"
+      "  2^-7..2^3; --wide-weight-scales gives the weights the tokens' range. --moe-width W: the expert width of the\n"
+      "  seed-fc2 and moe-fc2 suites (default 256, the seed workload; a multiple of 128, e.g. 2048 for DeepSeek-V3's\n"
+      "  experts; E = 256 and N = 7168 stay; `tune` and `sweep` keep 256).\n"
       "suites:\n");
   for (const Suite& s : all_suites()) std::printf("  %-10s %s\n", s.name, s.description);
 }
@@ -171,6 +173,13 @@ int main(int argc, char** argv) {
       opt.tuning_cache = false;
     } else if (a == "--wide-weight-scales") {
       opt.data.wide_weight_scales = true;
+    } else if (a == "--moe-width" && i + 1 < argc) {
+      const long long w = std::atoll(argv[++i]);
+      if (w < 128 || w % 128 != 0 || w > 65536) {
+        std::fprintf(stderr, "fp4moe: --moe-width must be a multiple of 128 from 128 to 65536 (got '%s')\n", argv[i]);
+        return 2;
+      }
+      opt.data.moe_width = w;
     } else if (!a.empty() && a[0] == '-') {
       std::fprintf(stderr, "fp4moe: unknown option '%s'\n", a.c_str());
       usage();

@@ -1,5 +1,6 @@
 // Suites `seed-fc2` and `moe-fc2` (DESIGN.md §6): moe_dense_fc2 on the seed
-// workload (E = 256 experts of W = 256, N = 7168, M = 32..384), with dense
+// workload (E = 256 experts of W = 256, N = 7168, M = 32..384; the benchmark's
+// --moe-width sets another W, the tuner's rows keep 256), with dense
 // alpha and with alpha from uniform random top-8 routing, and cuBLASLt BF16
 // and FP8 on the same dense M x N x K shape in the same run. The tactic is
 // the entry point's (tuning cache, else heuristic). Every row has a
@@ -25,7 +26,7 @@
 namespace fp4moe::bench {
 namespace {
 
-constexpr std::int64_t kExperts = 256, kWidth = 256, kN = 7168, kK = kExperts * kWidth, kMaxM = 384, kTopK = 8;
+constexpr std::int64_t kExperts = 256, kSeedWidth = 256, kN = 7168, kMaxM = 384, kTopK = 8;
 constexpr Fp4Format kFormats[] = {Fp4Format::kNVFP4, Fp4Format::kMXFP4};
 
 /// The token counts of the suites: 32..384 step 32.
@@ -35,12 +36,14 @@ std::vector<std::int64_t> token_counts() {
   return ms;
 }
 
-std::string shape_text(std::int64_t m) { return "M=" + std::to_string(m) + " N=7168 E=256 W=256"; }
+std::string shape_text(std::int64_t m, std::int64_t width) {
+  return "M=" + std::to_string(m) + " N=7168 E=256 W=" + std::to_string(width);
+}
 
-GemmRowSpec fc2_row(const std::string& suite, Fp4Format f, std::int64_t m, bool top_k) {
+GemmRowSpec fc2_row(const std::string& suite, Fp4Format f, std::int64_t m, bool top_k, std::int64_t width) {
   GemmRowSpec r;
-  r.name = suite + " " + format_name(f) + " " + shape_text(m);
-  r.shape = TuneShape{GemmOp::kMoeFc2, f, GemmOutput::kBF16, m, kN, kK, kExperts, kWidth, top_k ? int(kTopK) : 0};
+  r.name = suite + " " + format_name(f) + " " + shape_text(m, width);
+  r.shape = TuneShape{GemmOp::kMoeFc2, f, GemmOutput::kBF16, m, kN, kExperts * width, kExperts, width, top_k ? int(kTopK) : 0};
   return r;
 }
 
@@ -65,7 +68,7 @@ std::vector<float> make_alpha(std::int64_t m, bool top_k, std::mt19937_64& rng) 
 /// of `bt` rows: each expert's B slice once if any tile uses it, and each
 /// tile's A slice of every expert that tile uses (data plus block scales),
 /// plus D written once.
-double skipping_bytes(const std::vector<float>& alpha, std::int64_t m, std::int64_t bt, Fp4Format f) {
+double skipping_bytes(const std::vector<float>& alpha, std::int64_t m, std::int64_t bt, Fp4Format f, std::int64_t width) {
   const double per_elem = 0.5 + 1.0 / double(block_size(f));
   std::vector<bool> used(static_cast<std::size_t>(kExperts), false);
   double a_bytes = 0;
@@ -76,14 +79,15 @@ double skipping_bytes(const std::vector<float>& alpha, std::int64_t m, std::int6
       for (std::int64_t t = t0; t < t0 + rows; ++t) any |= alpha[static_cast<std::size_t>(t * kExperts + e)] != 0.0f;
       if (!any) continue;
       used[static_cast<std::size_t>(e)] = true;
-      a_bytes += double(rows) * kWidth * per_elem;
+      a_bytes += double(rows) * width * per_elem;
     }
   }
-  const double b_bytes = double(std::count(used.begin(), used.end(), true)) * kN * kWidth * per_elem;
+  const double b_bytes = double(std::count(used.begin(), used.end(), true)) * kN * width * per_elem;
   return a_bytes + b_bytes + 2.0 * double(m) * kN;
 }
 
 void run_fc2_suite(SuiteContext& ctx, const std::string& suite, bool top_k) {
+  const std::int64_t width = ctx.data.moe_width, k_all = kExperts * width;  // K = E·W
   cudaStream_t st = ctx.timer.stream();
   std::mt19937_64 rng(2026);
   // Operands for the largest M; smaller M use the leading rows (the 128x4
@@ -94,15 +98,15 @@ void run_fc2_suite(SuiteContext& ctx, const std::string& suite, bool top_k) {
   std::vector<std::unique_ptr<DeviceAlloc>> b_prepacked_data;
   std::vector<Fp4Tensor> b_prepacked;
   for (Fp4Format f : kFormats) {
-    a_of.push_back(std::make_unique<DeviceFp4Tensor>(f, kMaxM, kK, 1, 303, ScaleData::kTokens, st));
-    b_of.push_back(std::make_unique<DeviceFp4Tensor>(f, kN, kK, 1, 404, ctx.data.weights(), st));
+    a_of.push_back(std::make_unique<DeviceFp4Tensor>(f, kMaxM, k_all, 1, 303, ScaleData::kTokens, st));
+    b_of.push_back(std::make_unique<DeviceFp4Tensor>(f, kN, k_all, 1, 404, ctx.data.weights(), st));
     b_prepacked_data.push_back(std::make_unique<DeviceAlloc>(static_cast<std::size_t>(b_of.back()->tensor().data_bytes())));
     b_prepacked.push_back(prepack_weights(b_of.back()->tensor(), b_prepacked_data.back()->p, st));
   }
   DeviceAlloc d(static_cast<std::size_t>(kMaxM * kN * 2));
   DeviceAlloc alpha_dev(static_cast<std::size_t>(kMaxM * kExperts * 4));
   for (std::int64_t m : token_counts()) {
-    const std::string shape = shape_text(m);
+    const std::string shape = shape_text(m, width);
     const std::vector<float> alpha = make_alpha(m, top_k, rng);
     detail::upload(alpha_dev.p, alpha.data(), alpha.size() * 4, st);
     const MatrixView av{alpha_dev.p, DType::kFP32, m, kExperts};
@@ -110,7 +114,7 @@ void run_fc2_suite(SuiteContext& ctx, const std::string& suite, bool top_k) {
     std::vector<std::size_t> ours;
     for (std::size_t fi = 0; fi < 2; ++fi) {
       const Fp4Format f = kFormats[fi];
-      const GemmRowSpec spec = fc2_row(suite, f, m, top_k);
+      const GemmRowSpec spec = fc2_row(suite, f, m, top_k, width);
       if (!ctx.wants(spec.name)) continue;
       Fp4Tensor a = a_of[fi]->tensor();
       a.rows = m;
@@ -119,7 +123,7 @@ void run_fc2_suite(SuiteContext& ctx, const std::string& suite, bool top_k) {
       r.suite = suite;
       r.name = spec.name;
       r.impl = "fp4moe";
-      r.flops = 2.0 * double(m) * kN * kK;  // the dense formulation's work
+      r.flops = 2.0 * double(m) * kN * k_all;  // the dense formulation's work
       r.by_regime = true;
       r.tensor_ceiling = CeilingKind::kBf16Tensor;  // exact FP4 on the BF16 route
       GemmOptions options;  // the routing, as an engine that knows its top-k says
@@ -127,7 +131,7 @@ void run_fc2_suite(SuiteContext& ctx, const std::string& suite, bool top_k) {
       for (const Fp4Tensor* bt : {&b, static_cast<const Fp4Tensor*>(&b_prepacked[fi])}) {
         Row rb = r;
         if (bt->prepacked) rb.name += " prepacked";
-        Row& added = ctx.add(rb, [&](cudaStream_t s) { moe_dense_fc2(a, *bt, av, kWidth, dv, s, options); });
+        Row& added = ctx.add(rb, [&](cudaStream_t s) { moe_dense_fc2(a, *bt, av, width, dv, s, options); });
         // What moe_dense_fc2 ran (the tuning cache's tactic or the heuristic's),
         // and the fewest bytes at its token tile.
         // The gathered formulation reads every used expert's B slice and
@@ -135,9 +139,9 @@ void run_fc2_suite(SuiteContext& ctx, const std::string& suite, bool top_k) {
         // multiplies only those rows: its work is 2·nnz(alpha)·N·W.
         const GemmTactic& ran = detail::last_planned_tactic().tactic;
         added.tactic = last_tactic_text() + (top_k && !ran.moe_gather ? " skip" : "");
-        added.bytes = skipping_bytes(alpha, m, ran.moe_gather ? 1 : ran.swap_ab ? ran.block_n : 128, f);
+        added.bytes = skipping_bytes(alpha, m, ran.moe_gather ? 1 : ran.swap_ab ? ran.block_n : 128, f, width);
         if (ran.moe_gather)
-          added.flops = 2.0 * double(std::count_if(alpha.begin(), alpha.end(), [](float v) { return v != 0.0f; })) * kN * kWidth;
+          added.flops = 2.0 * double(std::count_if(alpha.begin(), alpha.end(), [](float v) { return v != 0.0f; })) * kN * width;
         ours.push_back(ctx.rows.size() - 1);
       }
       if (f == Fp4Format::kMXFP4 && !top_k) {
@@ -150,15 +154,15 @@ void run_fc2_suite(SuiteContext& ctx, const std::string& suite, bool top_k) {
           r8.tensor_ceiling = CeilingKind::kFp8Tensor;
           GemmOptions forced = options;
           forced.tactic = &t;
-          Row& added = ctx.add(r8, [&](cudaStream_t s) { moe_dense_fc2(a, b, av, kWidth, dv, s, forced); });
+          Row& added = ctx.add(r8, [&](cudaStream_t s) { moe_dense_fc2(a, b, av, width, dv, s, forced); });
           added.tactic = t.name();
-          added.bytes = skipping_bytes(alpha, m, 128, f);  // (the direct tile: 128 tokens)
+          added.bytes = skipping_bytes(alpha, m, 128, f, width);  // (the direct tile: 128 tokens)
           ours.push_back(ctx.rows.size() - 1);
         }
       }
     }
     if (ours.empty()) continue;
-    add_peer_rows(ctx, suite, suite + " dense " + shape, m, kN, kK, 1, ours);
+    add_peer_rows(ctx, suite, suite + " dense " + shape, m, kN, k_all, 1, ours);
   }
 }
 
@@ -172,7 +176,7 @@ namespace {
 std::vector<GemmRowSpec> fc2_rows(const std::string& suite, bool top_k) {
   std::vector<GemmRowSpec> rows;
   for (std::int64_t m : token_counts())
-    for (Fp4Format f : kFormats) rows.push_back(fc2_row(suite, f, m, top_k));
+    for (Fp4Format f : kFormats) rows.push_back(fc2_row(suite, f, m, top_k, kSeedWidth));
   return rows;
 }
 
