@@ -15,10 +15,12 @@ Consumer warpgroup states, between its events:
 Producer: empty-wait (a free stage), issue (header, loads), other.
 Stage load time: from the producer's issue to the first consumer that was
 already waiting seeing it full (stages no one waited on are not counted).
-Valid for one stage a pass (W = BK), the moe-fc2 benchmark shape. Only the
-first producer warp is traced: with two (stage n: warp n % 2) its k-th
-stage is stage 2k. In the direct handout (no warpgroup reads another's
-pass) stage n is warpgroup n % kConsumers's n // kConsumers-th.
+The load times are valid for one stage a pass (W = BK), the moe-fc2
+benchmark's default shape. Only the first producer warp is traced: with two
+(stage n: warp n % 2) its k-th stage is stage 2k. In the direct handout (no
+warpgroup reads another's pass, every W since stop 39; traces before it,
+of W > BK, walked) stage n is warpgroup n % kConsumers's n // kConsumers-th;
+a padding pass (W > BK, a tile's last round) counts as mma.
 """
 import struct
 import sys

@@ -118,8 +118,8 @@ struct GatherStageLoads {
 /// order, and its parity waits stay exact; and a warpgroup's stage n +
 /// kConsumers - kStages, which it relies on being filled when stage n is, is
 /// the same warp's (kConsumers is even). One warp at about 70 instructions
-/// a stage set the four-warpgroup tiles' pace; in the two-CTA tiles a second warp cost 0-2% (docs/PERF.md stop
-/// 27).
+/// a stage set the four-warpgroup tiles' pace; in the two-CTA tiles a
+/// second warp cost 0-2% (docs/PERF.md stop 27).
 template <class Cfg>
 constexpr std::uint32_t gather_producer_warps() {
   return Cfg::kCtasPerSm == 1 && Cfg::kStages % 2 == 0 && Cfg::kConsumers % 2 == 0 ? 2 : 1;
