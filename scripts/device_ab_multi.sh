@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Several filtered A/Bs in one device call (scripts/device_ab.sh each, a
 # table per job under $OUT/<n> and on stdout): JOBS is a ';'-separated list
-# of "SUITE|FILTER" or "SUITE|FILTER|MORE BENCHMARK ARGUMENTS". GTEST_FILTER / TESTS run the GPU tests once, first.
+# of "SUITE|FILTER" or "SUITE|FILTER|MORE BENCHMARK ARGUMENTS" (e.g.
+# "moe-fc2|M=32 N|--moe-width 2048"). GTEST_FILTER / TESTS run the GPU
+# tests once, first.
 # VARIANTS, ROUNDS as for device_ab.sh. Unpacks the carried binaries
 # (scripts/device_unpack.sh) first and packs every log under $OUT into one
 # all.tgz at the end (a call brings back only a few files).

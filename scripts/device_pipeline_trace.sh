@@ -2,7 +2,8 @@
 # Gather pipeline traces of moe-fc2 rows on the lent GPU machine (a benchmark
 # built with -DFP4MOE_PIPELINE_TRACE=ON: src/kernels/sm90/pipeline_trace.cuh).
 # BIN: that benchmark; ROWS: the M values (NVFP4, default 32 128 384); FORMAT
-# (default nvfp4); EXTRA: more benchmark options (e.g. --moe-width 2048). Writes $OUT/trace_<format>_m<M>.bin and the summary of
+# (default nvfp4); EXTRA: more benchmark options (e.g. --moe-width 2048).
+# Writes $OUT/trace_<format>_m<M>.bin and the summary of
 # scripts/pipeline_trace.py beside it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
