@@ -47,7 +47,11 @@ namespace fp4moe::kernels {
 struct GatherStageHeader {
   std::int32_t kb;      ///< B's K block (of BK columns, over all E·W) of the pass's first stage
   std::uint32_t flags;  ///< kGatherTileEnd, or 0
-  std::int32_t owner;   ///< consumer warpgroup of the pass (stage number % kConsumers)
+  /// Consumer warpgroup of the pass (stage number % kConsumers). No
+  /// consumer reads it since stop 39 (each derives it); written all the same,
+  /// as dropping the write reshuffled ptxas's allocation (a new spill in the
+  /// two-CTA bn16 tile) on kernels there was no device time left to measure.
+  std::int32_t owner;
   std::int32_t expert;  ///< e
   std::int32_t slot0;   ///< the pass's first slot of the expert's gathered tokens
   std::int32_t valid;   ///< slots of the pass holding tokens: min(BT, count_e − slot0); 0: a padding pass
