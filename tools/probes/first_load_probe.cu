@@ -153,6 +153,30 @@ __global__ void __launch_bounds__(kThreads) first_load(const __grid_constant__ C
   rec[blockIdx.x] = {entry, issue, first, all};
 }
 
+// Kernel parameters: how long the first read of each 64-byte line of a
+// large parameter block takes (the GEMM's parameters and tensor maps are
+// ~700 bytes, and its threads touch many of their lines before the first
+// copy is issued). One thread reads a word of each line in a dependent
+// chain, twice (cold, then warm), timing each read in clocks.
+struct BigParams {
+  std::uint32_t words[16 * 16];  // 16 lines of 64 bytes
+};
+constexpr int kParamLines = 16;
+__global__ void param_latency(const __grid_constant__ BigParams bp, long long* cycles) {
+  if (threadIdx.x != 0) return;
+  std::uint32_t v = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int i = 0; i < kParamLines; ++i) {
+      const long long t0 = clock64();
+      v = bp.words[i * 16 + (v >> 31)];  // words hold small values: the index is i * 16, after the last read
+      std::uint32_t w;
+      asm volatile("add.u32 %0, %1, 1;" : "=r"(w) : "r"(v));  // issues only once v has arrived; the clock after it
+      const long long t1 = clock64() + (w == 0x9e3779b9u ? 1 : 0);
+      cycles[blockIdx.x * 2 * kParamLines + pass * kParamLines + i] = t1 - t0;
+    }
+  }
+}
+
 // Reads `bytes` (a multiple of 16) so that L2 holds nothing of the probe's data.
 __global__ void read_sweep(const uint4* p, std::int64_t n, std::uint32_t* sink) {
   std::uint32_t acc = 0;
@@ -361,6 +385,32 @@ int main() {
                   us, gbps, 100.0 * gbps / full_gbps);
     }
     cudaFree(big);
+  }
+  {
+    BigParams bp{};
+    for (int i = 0; i < 16 * 16; ++i) bp.words[i] = std::uint32_t(i);
+    long long* cyc = nullptr;
+    cudaMalloc(&cyc, kCtas * 2 * kParamLines * sizeof(long long));
+    std::vector<std::vector<double>> cold(kParamLines), warm(kParamLines);
+    for (int rep = 0; rep < kReps; ++rep) {
+      read_sweep<<<1056, 512>>>(flush, flush_bytes / 16, sink);
+      param_latency<<<kCtas, 32>>>(bp, cyc);
+      std::vector<long long> c(kCtas * 2 * kParamLines);
+      cudaMemcpy(c.data(), cyc, c.size() * sizeof(long long), cudaMemcpyDeviceToHost);
+      for (int i = 0; i < kParamLines; ++i) {
+        std::vector<double> a, b;
+        for (int cta = 0; cta < kCtas; ++cta) {
+          a.push_back(double(c[cta * 2 * kParamLines + i]));
+          b.push_back(double(c[cta * 2 * kParamLines + kParamLines + i]));
+        }
+        cold[i].push_back(pct(a, 0.5));
+        warm[i].push_back(pct(b, 0.5));
+      }
+    }
+    std::printf("kernel parameter reads, clocks (median over CTAs, then launches), line 0..15, first read / again:\n");
+    for (int i = 0; i < kParamLines; ++i) std::printf(" %4.0f/%3.0f", pct(cold[i], 0.5), pct(warm[i], 0.5));
+    std::printf("\n");
+    cudaFree(cyc);
   }
   const cudaError_t err = cudaDeviceSynchronize();
   std::printf("status: %s\n", cudaGetErrorString(err));
