@@ -40,6 +40,10 @@
 // product) into the tile's FP32 accumulator in shared memory, in pass order;
 // the epilogue stores that accumulator.
 //
+// Every launch is a programmatic dependent (gemm_launch.cuh): the prologue's
+// shared-memory set-up may run while the kernel before it finishes; the
+// first global access waits for that kernel (ptx/grid_dependency.cuh).
+//
 // Two policies change the main loop's parts, not its shape: MXFP4's FP8
 // route (kFp8: E4M3 operands, one k32 MMA per scale block, its product added
 // into the accumulators with the block's scales on the CUDA cores:
@@ -64,6 +68,7 @@
 #include "kernels/sm90/split_k_arrival.cuh"
 #include "kernels/sm90/swiglu_epilogue.cuh"
 #include "kernels/sm90/ptx/cluster.cuh"
+#include "kernels/sm90/ptx/grid_dependency.cuh"
 #include "kernels/sm90/ptx/memory.cuh"
 #include "kernels/sm90/ptx/wgmma.cuh"
 #include "kernels/sm90/tile_scheduler.cuh"
@@ -112,6 +117,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     if constexpr (kPair) ptx::mbar_init(cluster_done, 16);  // both CTAs' consumer warps
     ptx::fence_mbarrier_init();
   }
+  for (int code = threadIdx.x; code < 256; code += Cfg::kThreads)
+    reinterpret_cast<std::uint32_t*>(smem + Cfg::kOffScaleTable)[code] =
+        Cfg::kFp8 ? fp8_scale_table_entry(std::uint8_t(code)) : scale_table_entry<kNv>(std::uint8_t(code));
+  if constexpr (Cfg::kGather) {  // the tile accumulator starts at zero; each epilogue re-zeroes what it stores
+    float* acc_smem = reinterpret_cast<float*>(smem + Cfg::kOffGatherAcc);
+    for (int i = threadIdx.x; i < p.m * Cfg::kGatherAccStride; i += Cfg::kThreads) acc_smem[i] = 0.0f;
+  }
+  // Launched as a programmatic dependent (gemm_launch.cuh), the kernel may
+  // have started while the kernel before it still runs: everything above
+  // touches shared memory only; from here on it may read (and write) what
+  // that kernel wrote. And the kernel after it may be scheduled as soon as
+  // every CTA of this one is here (it waits for this one's end the same way).
+  ptx::grid_dependency_wait();
+  ptx::launch_dependents();
   if constexpr (Cfg::kLayout == Layout::kMasked) {
     if (threadIdx.x < 32) masked_prefix<Cfg::BT>(p, prefix);
   }
@@ -129,13 +148,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       }
       if (threadIdx.x < 32) stream_k_segments_into_table<Cfg::BT, Cfg::BW>(p, prefix, p.experts);
     }
-  }
-  for (int code = threadIdx.x; code < 256; code += Cfg::kThreads)
-    reinterpret_cast<std::uint32_t*>(smem + Cfg::kOffScaleTable)[code] =
-        Cfg::kFp8 ? fp8_scale_table_entry(std::uint8_t(code)) : scale_table_entry<kNv>(std::uint8_t(code));
-  if constexpr (Cfg::kGather) {  // the tile accumulator starts at zero; each epilogue re-zeroes what it stores
-    float* acc_smem = reinterpret_cast<float*>(smem + Cfg::kOffGatherAcc);
-    for (int i = threadIdx.x; i < p.m * Cfg::kGatherAccStride; i += Cfg::kThreads) acc_smem[i] = 0.0f;
   }
   if constexpr (Cfg::kFc1) {  // NVFP4 output: its global decode scale 1/g
     if (p.fc1_decode_out && blockIdx.x == 0 && threadIdx.x == 0) *p.fc1_decode_out = 1.0f / *p.fc1_encode_scale;

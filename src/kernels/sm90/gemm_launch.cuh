@@ -12,6 +12,25 @@
 
 namespace fp4moe::kernels {
 
+/// The launch attributes of every GEMM: programmatic stream serialization
+/// (PDL), so the kernel may be scheduled while the kernel before it in the
+/// stream finishes (it waits for it before touching global memory:
+/// ptx/grid_dependency.cuh), and for two-CTA tiles the cluster shape.
+struct GemmLaunchAttributes {
+  cudaLaunchAttribute attr[2];
+  unsigned count = 0;
+  explicit GemmLaunchAttributes(int cluster) {
+    attr[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[count++].val.programmaticStreamSerializationAllowed = 1;
+    if (cluster > 1) {
+      attr[count].id = cudaLaunchAttributeClusterDimension;
+      attr[count].val.clusterDim.x = static_cast<unsigned>(cluster);
+      attr[count].val.clusterDim.y = 1;
+      attr[count++].val.clusterDim.z = 1;
+    }
+  }
+};
+
 template <class Cfg>
 void launch_gemm(const LaunchArgs& args) {
   const auto kernel = fp4_gemm_kernel<Cfg>;
@@ -40,18 +59,14 @@ void launch_gemm(const LaunchArgs& args) {
                    params.n % 8 == 0;
     if (params.d_tma) td = make_bf16_output_tensor_map(params.d, params.m, params.n, params.ldd, 16);
   }
+  GemmLaunchAttributes attrs(Cfg::kCluster);
+  cudaLaunchConfig_t cfg = {};
+  cfg.blockDim = dim3(Cfg::kThreads);
+  cfg.dynamicSmemBytes = static_cast<std::size_t>(smem);
+  cfg.stream = args.stream;
+  cfg.attrs = attrs.attr;
+  cfg.numAttrs = attrs.count;
   if constexpr (Cfg::kCluster == 2) {
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = 2;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.blockDim = dim3(Cfg::kThreads);
-    cfg.dynamicSmemBytes = static_cast<std::size_t>(smem);
-    cfg.stream = args.stream;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
     cfg.gridDim = dim3(2);
     // Clusters that fit at once (66 of two on an H200's 132 SMs), asked once
     // per device: the grid is persistent, one cluster per resident pair.
@@ -73,8 +88,8 @@ void launch_gemm(const LaunchArgs& args) {
 #ifdef FP4MOE_PIPELINE_TRACE
   params.trace = trace_buffer_for_launch();
 #endif
-  kernel<<<static_cast<unsigned>(grid), Cfg::kThreads, static_cast<unsigned>(smem), args.stream>>>(ta, tb, td, params);
-  FP4MOE_CHECK_LAUNCH();
+  cfg.gridDim = dim3(static_cast<unsigned>(grid));
+  FP4MOE_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, ta, tb, td, params));
 #ifdef FP4MOE_PIPELINE_TRACE
   trace_write(params.trace, Cfg::kGather, Cfg::BN, Cfg::BK, Cfg::kStages, Cfg::kCtasPerSm);
 #endif
