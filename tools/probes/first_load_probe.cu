@@ -309,39 +309,31 @@ int main() {
                 warm_name(c.warm), c.stages, c.delay_ns, pct(skew50, 0.5), pct(skew90, 0.5), pct(set50, 0.5),
                 pct(set90, 0.5), pct(f50, 0.5), pct(f90, 0.5), pct(a50, 0.5), pct(a90, 0.5), pct(ev, 0.5));
   }
-  {  // what the events see of a launch that does nothing (264 CTAs, the same shared memory)
+  // Median over kReps of the event time of one launch after an L2 eviction.
+  auto cold_launch_us = [&](auto&& launch) {
     std::vector<double> ev;
     for (int rep = 0; rep < kReps; ++rep) {
       read_sweep<<<1056, 512>>>(flush, flush_bytes / 16, sink);
       cudaEventRecord(e0);
-      first_load<<<kCtas, kThreads, smem>>>(map, gmap, tok_map, so, data, Mode::kStage, 0, 0, rec, sink);
+      launch();
       cudaEventRecord(e1);
       cudaEventSynchronize(e1);
       float ms = 0;
       cudaEventElapsedTime(&ms, e0, e1);
       ev.push_back(ms * 1e3);
     }
-    std::printf("no copies at all (stage mode, 0 stages): events %.2f µs\n", pct(ev, 0.5));
-  }
+    return pct(ev, 0.5);
+  };
   {
-    // The same empty launch without dynamic shared memory, and after a
-    // sweep kernel that asked for the largest shared-memory carveout: does
-    // the launch pay for the SMs' L1/shared split changing between kernels?
+    // What the events see of a launch that does nothing (264 CTAs, stage
+    // mode with no stage): with the probe's shared memory, without it, and
+    // after a sweep kernel that asked for the largest shared-memory
+    // carveout (does a launch pay for the SMs' L1/shared split changing?).
     auto empty_launch = [&](int dyn_smem, bool sweep_prefers_shared) {
       cudaFuncSetAttribute(read_sweep, cudaFuncAttributePreferredSharedMemoryCarveout,
                            sweep_prefers_shared ? int(cudaSharedmemCarveoutMaxShared) : int(cudaSharedmemCarveoutDefault));
-      std::vector<double> ev;
-      for (int rep = 0; rep < kReps; ++rep) {
-        read_sweep<<<1056, 512>>>(flush, flush_bytes / 16, sink);
-        cudaEventRecord(e0);
-        first_load<<<kCtas, kThreads, dyn_smem>>>(map, gmap, tok_map, so, data, Mode::kStage, 0, 0, rec, sink);
-        cudaEventRecord(e1);
-        cudaEventSynchronize(e1);
-        float ms = 0;
-        cudaEventElapsedTime(&ms, e0, e1);
-        ev.push_back(ms * 1e3);
-      }
-      return pct(ev, 0.5);
+      return cold_launch_us(
+          [&] { first_load<<<kCtas, kThreads, dyn_smem>>>(map, gmap, tok_map, so, data, Mode::kStage, 0, 0, rec, sink); });
     };
     std::printf("empty launch, events: %d KB shared %.2f µs | 2 KB %.2f µs | %d KB after a sweep preferring shared %.2f µs\n",
                 smem / 1024, empty_launch(smem, false), empty_launch(2048, false), smem / 1024, empty_launch(smem, true));
@@ -357,18 +349,7 @@ int main() {
     cudaMalloc(&big, big_bytes);
     fill<<<1056, 256>>>(reinterpret_cast<std::uint32_t*>(big), big_bytes / 4);
     auto time_read = [&](std::int64_t bytes) {
-      std::vector<double> ev;
-      for (int rep = 0; rep < kReps; ++rep) {
-        read_sweep<<<1056, 512>>>(flush, flush_bytes / 16, sink);
-        cudaEventRecord(e0);
-        fp4moe::detail::read_sweep(big, bytes, reinterpret_cast<unsigned*>(sink), nullptr);
-        cudaEventRecord(e1);
-        cudaEventSynchronize(e1);
-        float ms = 0;
-        cudaEventElapsedTime(&ms, e0, e1);
-        ev.push_back(ms * 1e3);
-      }
-      return pct(ev, 0.5);
+      return cold_launch_us([&] { fp4moe::detail::read_sweep(big, bytes, reinterpret_cast<unsigned*>(sink), nullptr); });
     };
     const double full_us = time_read(big_bytes);
     const double full_gbps = double(big_bytes) / full_us * 1e-3;
