@@ -252,9 +252,9 @@ int main() {
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
   constexpr int kReps = 9;
-  std::printf("%-30s %-10s %6s %5s | median over %d launches of the CTAs' p50 / p90, µs | launch µs\n", "copy", "warm",
+  std::printf("%-44s %-10s %6s %5s | median over %d launches of the CTAs' p50 / p90, µs | launch µs\n", "copy", "warm",
               "stages", "delay", kReps);
-  std::printf("%-30s %-10s %6s %5s | %13s %13s %13s %13s | %9s\n", "", "", "", "", "entry skew", "setup", "first lands",
+  std::printf("%-44s %-10s %6s %5s | %13s %13s %13s %13s | %9s\n", "", "", "", "", "entry skew", "setup", "first lands",
               "all land", "events");
   struct Case {
     Mode mode;
