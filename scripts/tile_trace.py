@@ -8,7 +8,11 @@ FP4MOE_TRACE_FILE set) and prints where the launch's time goes:
   prologue      from a CTA's first instruction to past its prologue barrier
                 (barriers, the masked prefix, the scale table);
   first data    from there to its first work item's first full stage (the
-                producer's first loads: tensor-map fetch, DRAM latency);
+                producer's first loads: tensor-map fetch, DRAM latency),
+                and its parts: the consumer's set-up (to its role's start,
+                to its first item, to its first wait) and the producer's
+                (to its role, to the scheduler's first answer, to its
+                first stage's wait);
   per work item (consumer warpgroup 0):
     wait        item start to its first stage full,
     loop        to its MMAs landed,
@@ -34,6 +38,7 @@ from pipeline_trace import read  # (the trace file's reader, shared)
 ITEM_START, FIRST_FULL, MMA_DONE, STORED, ARRIVED, REDUCED = 11, 12, 3, 7, 13, 14
 FIRST_WAIT = 1  # (kTrPassWait: a work item's consumer reaches its first stage's wait)
 KERNEL_START, PROLOGUE_DONE, GLOBAL_TIME = 15, 16, 17
+ROLE_START, FIRST_WORK = 18, 19  # (traces before stop 41 have neither)
 EMPTY_WAIT, EMPTY_GOT, ISSUED = 8, 9, 10
 
 
@@ -90,6 +95,11 @@ def main():
             if "ready" in items[0]:  # the consumer's own setup, and then its wait for the data
                 phases["first: setup"].append(us(items[0]["ready"] - by[PROLOGUE_DONE][0][1]))
                 phases["first: waited"].append(us(items[0]["full"] - items[0]["ready"]))
+                if by[ROLE_START]:  # the setup split: to its role's start, to its first item, to the wait
+                    role = by[ROLE_START][0][1]
+                    phases["setup: role"].append(us(role - by[PROLOGUE_DONE][0][1]))
+                    phases["setup: to item"].append(us(items[0]["start"] - role))
+                    phases["setup: to wait"].append(us(items[0]["ready"] - items[0]["start"]))
         tail_items[len(items)] += 1
         for i, it in enumerate(items):
             nxt = items[i + 1]["start"] if i + 1 < len(items) else clk1
@@ -127,6 +137,10 @@ def main():
         stages[c] = len(by[ISSUED])
         us = lambda d: d / rate[c] / 1000.0
         prod["to first stage"].append(us(by[EMPTY_WAIT][0] - by[PROLOGUE_DONE][0]))
+        if by[ROLE_START] and by[FIRST_WORK]:  # that split: to its role, to the scheduler's answer, to the wait
+            prod["to role"].append(us(by[ROLE_START][0] - by[PROLOGUE_DONE][0]))
+            prod["role to work"].append(us(by[FIRST_WORK][0] - by[ROLE_START][0]))
+            prod["work to stage"].append(us(by[EMPTY_WAIT][0] - by[FIRST_WORK][0]))
         prod["first issue"].append(us(by[ISSUED][0] - by[EMPTY_WAIT][0]))
         if full is not None:
             prod["issue to full"].append(us(full - by[ISSUED][0]))
@@ -143,10 +157,11 @@ def main():
     print("start skew         " + stats([(s - t0) / 1000.0 for s in starts.values()]))
     print("prologue           " + stats(prologue))
     print("first data         " + stats(first_data))
-    for name in ("first: setup", "first: waited", "wait", "loop", "arrive", "reduce", "epilogue", "to next item"):
+    for name in ("first: setup", "setup: role", "setup: to item", "setup: to wait", "first: waited", "wait", "loop",
+                 "arrive", "reduce", "epilogue", "to next item"):
         if phases[name]:
             print("item %-13s " % name + stats(phases[name]))
-    for name in ("to first stage", "first issue", "issue to full", "issue gaps"):
+    for name in ("to first stage", "to role", "role to work", "work to stage", "first issue", "issue to full", "issue gaps"):
         if prod[name]:
             print("producer %-9s " % name[:9] + stats(prod[name]) + ("  (%s)" % name if len(name) > 9 else ""))
     print("tail (idle at end) " + stats([(t1 - e) / 1000.0 for e in ends.values()]))

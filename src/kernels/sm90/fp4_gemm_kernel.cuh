@@ -277,11 +277,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       TraceCursor trace;  // (empty unless FP4MOE_PIPELINE_TRACE)
       trace.init(TraceCursor::base(p), 0);
       trace_start.mark_into(trace);
+      trace.mark(kTrRoleStart, 0);
       ptx::prefetch_tensor_map(tmap_x);
       ptx::prefetch_tensor_map(tmap_y);
       std::uint32_t it = 0;
       Tile t;
       for (std::int32_t i = 0; next_work(i, t); ++i) {
+        if (i == 0) trace.mark(kTrFirstWork, 0);
         // A contiguous padding block: nothing to load; in a cluster it still
         // takes every stage's turn (its peer's consumers release those
         // stages here too).
@@ -311,6 +313,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 
   // ------------------------------------------------------------ consumers
   ptx::setmaxnreg_inc<Cfg::kConsumerRegs>();
+  [[maybe_unused]] const std::uint64_t role_clock = TraceCursor::clock();  // (0 unless FP4MOE_PIPELINE_TRACE)
   const int ctid = threadIdx.x - 128;          // 0 .. kConsumerThreads - 1
   // (The warpgroup index through a shuffle, so ptxas knows it is warp-uniform
   // and keeps what derives from it, such as the gather layout's wgmma
@@ -992,7 +995,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 
   TraceCursor trace;  // (empty unless FP4MOE_PIPELINE_TRACE)
   if (ctid % 128 == 0) trace.init(TraceCursor::base(p), 1 + wg);
-  if constexpr (!Cfg::kGather) trace_start.mark_into(trace);
+  if constexpr (!Cfg::kGather) {
+    trace_start.mark_into(trace);
+    trace.mark_at(kTrRoleStart, 1, role_clock);
+  }
   Tile t;
   for (std::int32_t work_item = 0; next_work(work_item, t); ++work_item) {
     if constexpr (Cfg::kGather) {

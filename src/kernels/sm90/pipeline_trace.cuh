@@ -39,6 +39,8 @@ enum TraceEvent : std::uint32_t {
   kTrKernelStart = 15,  ///< any actor: the kernel's first instruction (clock taken then, marked later; arg: the SM)
   kTrPrologueDone = 16, ///< any actor: past the prologue's barrier
   kTrGlobalTime = 17,   ///< any actor: %globaltimer (ns), taken with kTrKernelStart (arg 0) or at the end (arg 1)
+  kTrRoleStart = 18,    ///< producer (arg 0) / consumer (arg 1): its role's first instruction past setmaxnreg
+  kTrFirstWork = 19,    ///< producer: its first work item known (the scheduler answered), before its loads are planned
 };
 constexpr int kTraceCtas = 264;  ///< every CTA of one wave of two-CTA tiles on 132 SMs
 constexpr int kTraceActors = 5;  ///< producer, then up to four consumer warpgroups
