@@ -39,6 +39,8 @@ ITEM_START, FIRST_FULL, MMA_DONE, STORED, ARRIVED, REDUCED = 11, 12, 3, 7, 13, 1
 FIRST_WAIT = 1  # (kTrPassWait: a work item's consumer reaches its first stage's wait)
 KERNEL_START, PROLOGUE_DONE, GLOBAL_TIME = 15, 16, 17
 ROLE_START, FIRST_WORK = 18, 19  # (traces before stop 41 have neither)
+WATCH_FULL = 20  # (a watcher thread on the last actor row: each stage's first fill; stop 42 on)
+ASK_WORK = 21  # (a consumer asks the scheduler for its next item; stop 42 on)
 EMPTY_WAIT, EMPTY_GOT, ISSUED = 8, 9, 10
 
 
@@ -90,6 +92,8 @@ def main():
                 cur["arrived"], cur["last"] = v, arg
             elif cur is not None and k == REDUCED:
                 cur["reduced"] = v
+            elif cur is not None and k == ASK_WORK and "asked" not in cur:
+                cur["asked"] = v  # the next item asked for: this one's epilogue stored
         if items and "full" in items[0]:
             first_data.append(us(items[0]["full"] - by[PROLOGUE_DONE][0][1]))
             if "ready" in items[0]:  # the consumer's own setup, and then its wait for the data
@@ -117,6 +121,9 @@ def main():
                     after = it["reduced"]
             if it.get("last", 1):
                 phases["epilogue"].append(us(nxt - after))
+                if "asked" in it and it["asked"] >= after:  # its split: the stores, then the scheduler's answer
+                    phases["epi: stores"].append(us(it["asked"] - after))
+                    phases["epi: next item"].append(us(nxt - it["asked"]))
             else:
                 phases["to next item"].append(us(nxt - after))
     # The producer (actor 0): prologue end to its first stage's wait, that
@@ -144,6 +151,16 @@ def main():
         prod["first issue"].append(us(by[ISSUED][0] - by[EMPTY_WAIT][0]))
         if full is not None:
             prod["issue to full"].append(us(full - by[ISSUED][0]))
+        # The watcher (a thread doing nothing else) saw stage s fill: the
+        # latency of the loads themselves, apart from the consumers' wait.
+        watch = {arg: v for k, arg, v in rows.get((c, actors - 1), []) if k == WATCH_FULL}
+        if 0 in watch:
+            prod["issue to watched full"].append(us(watch[0] - by[ISSUED][0]))
+            if full is not None:
+                prod["watched full to consumer's"].append(us(full - watch[0]))
+            for s, v in sorted(watch.items()):
+                if 0 < s < len(by[ISSUED]):
+                    prod["watched: stage s issue to full"].append(us(v - by[ISSUED][s]))
         if len(by[ISSUED]) > 1:
             prod["issue gaps"].extend(us(b - a) for a, b in zip(by[ISSUED][:4], by[ISSUED][1:5]))
     if not starts:
@@ -158,10 +175,11 @@ def main():
     print("prologue           " + stats(prologue))
     print("first data         " + stats(first_data))
     for name in ("first: setup", "setup: role", "setup: to item", "setup: to wait", "first: waited", "wait", "loop",
-                 "arrive", "reduce", "epilogue", "to next item"):
+                 "arrive", "reduce", "epilogue", "epi: stores", "epi: next item", "to next item"):
         if phases[name]:
             print("item %-13s " % name + stats(phases[name]))
-    for name in ("to first stage", "to role", "role to work", "work to stage", "first issue", "issue to full", "issue gaps"):
+    for name in ("to first stage", "to role", "role to work", "work to stage", "first issue", "issue to full", "issue gaps",
+                 "issue to watched full", "watched full to consumer's", "watched: stage s issue to full"):
         if prod[name]:
             print("producer %-9s " % name[:9] + stats(prod[name]) + ("  (%s)" % name if len(name) > 9 else ""))
     print("tail (idle at end) " + stats([(t1 - e) / 1000.0 for e in ends.values()]))

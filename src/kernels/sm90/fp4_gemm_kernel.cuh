@@ -308,6 +308,26 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       }
       trace.mark_at(kTrGlobalTime, 1, TraceCursor::global_time());
     }
+#ifdef FP4MOE_PIPELINE_TRACE
+    // A watcher on the last actor row (free where the tile has at most three
+    // consumer warpgroups): when each stage's first fill completes, seen by a
+    // thread that does nothing else, to split the first data's latency from
+    // the consumers' observation of it.
+    if constexpr (!Cfg::kMoe && !Cfg::kGather && Cfg::kConsumers < kTraceActors - 1) {
+      if (threadIdx.x == 32) {
+        TraceCursor watch;
+        watch.init(TraceCursor::base(p), kTraceActors - 1);
+        trace_start.mark_into(watch);
+        // Bounded (1 ms), so a CTA without work cannot hang a trace run.
+        const std::uint64_t give_up = TraceCursor::global_time() + 1000000;
+        for (int s = 0; s < kStages; ++s) {
+          while (!cuda::ptx::mbarrier_test_wait_parity(&full[s], 0u))
+            if (TraceCursor::global_time() > give_up) return;
+          watch.mark(kTrWatchFull, s);
+        }
+      }
+    }
+#endif
     return;
   }
 
@@ -1000,7 +1020,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     trace.mark_at(kTrRoleStart, 1, role_clock);
   }
   Tile t;
-  for (std::int32_t work_item = 0; next_work(work_item, t); ++work_item) {
+  // (kTrAskWork: the previous item's epilogue is done, the scheduler asked.)
+  for (std::int32_t work_item = 0; (trace.mark(kTrAskWork, 0), next_work(work_item, t)); ++work_item) {
     if constexpr (Cfg::kGather) {
       float* acc_smem = reinterpret_cast<float*>(smem + Cfg::kOffGatherAcc);
       const std::int32_t xs_row0 = x_scale_row0(t) % 128;
