@@ -1107,6 +1107,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       trace.mark(kTrStored, 0);
     } else {  // (not a continue: nvcc then warned of unreachable code in every gather kernel)
       trace.mark(kTrItemStart, t.slot);
+      // Swap-AB tiles of 64 tokens and more: NVFP4's global decode scales of
+      // the tile, read now for the epilogue, where the read was an L2 round
+      // trip on the consumers' way to their next item (docs/PERF.md stop
+      // 42; 64-token decode rows 0.98-0.99x the time). Not the other tiles:
+      // the 16- and 32-token ones spilled more with it, the two-CTA direct
+      // ones ran 1-2% slower.
+      constexpr bool kEarlyGlobalScales = kNv && Cfg::kSwap && BN >= 64;
+      [[maybe_unused]] float global_ab = 1.0f;
+      if constexpr (kEarlyGlobalScales) {
+        if (t.group >= 0) global_ab = p.a.global[a_scale_group(t)] * p.b.global[b_scale_group(t)];
+      }
 #pragma unroll
       for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
       const std::int32_t xs_row0 = x_scale_row0(t) % 128;
@@ -1200,7 +1211,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 
       // -------------------------------------------------------- epilogue
       float factor = dequant_offset_correction<kNv>();
-      if constexpr (kNv) {
+      if constexpr (kEarlyGlobalScales) {
+        factor *= global_ab;
+      } else if constexpr (kNv) {
         if (t.group >= 0) factor *= p.a.global[a_scale_group(t)] * p.b.global[b_scale_group(t)];
       }
       if constexpr (Cfg::kFc1) {
