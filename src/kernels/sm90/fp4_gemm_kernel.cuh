@@ -1111,8 +1111,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       // the tile, read now for the epilogue, where the read was an L2 round
       // trip on the consumers' way to their next item (docs/PERF.md stop
       // 42; 64-token decode rows 0.98-0.99x the time). Not the other tiles:
-      // the 16- and 32-token ones spilled more with it, the two-CTA direct
-      // ones ran 1-2% slower.
+      // it moved ptxas's spills in the 16-token ones, and the 32-token rows
+      // (1.00-1.02x) and the direct tiles' (1.00-1.02x) ran no faster.
       constexpr bool kEarlyGlobalScales = kNv && Cfg::kSwap && BN >= 64;
       [[maybe_unused]] float global_ab = 1.0f;
       if constexpr (kEarlyGlobalScales) {

@@ -41,8 +41,8 @@ enum TraceEvent : std::uint32_t {
   kTrGlobalTime = 17,   ///< any actor: %globaltimer (ns), taken with kTrKernelStart (arg 0) or at the end (arg 1)
   kTrRoleStart = 18,    ///< producer (arg 0) / consumer (arg 1): its role's first instruction past setmaxnreg
   kTrFirstWork = 19,    ///< producer: its first work item known (the scheduler answered), before its loads are planned
+  kTrWatchFull = 20,    ///< watcher (a producer-warpgroup thread on the last actor row): stage `arg`'s first fill seen
   kTrAskWork = 21,      ///< consumer: before it asks the scheduler for its next work item (the epilogue's stores done)
-  kTrWatchFull = 20,    ///< watcher (trace builds only: a producer-warpgroup thread on the last actor row): stage `arg`'s first fill seen
 };
 constexpr int kTraceCtas = 264;  ///< every CTA of one wave of two-CTA tiles on 132 SMs
 constexpr int kTraceActors = 5;  ///< producer, then up to four consumer warpgroups
