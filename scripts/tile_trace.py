@@ -131,6 +131,7 @@ def main():
     # first full stage (the loads' latency), in the same CTA's clock.
     prod = defaultdict(list)
     stages = {}
+    first_lat = {}  # CTA -> its first stage's issue to full (watched where a watcher ran), µs
     for (c, a), ev in rows.items():
         if a != 0 or c not in rate:
             continue
@@ -151,11 +152,13 @@ def main():
         prod["first issue"].append(us(by[ISSUED][0] - by[EMPTY_WAIT][0]))
         if full is not None:
             prod["issue to full"].append(us(full - by[ISSUED][0]))
+            first_lat[c] = us(full - by[ISSUED][0])
         # The watcher (a thread doing nothing else) saw stage s fill: the
         # latency of the loads themselves, apart from the consumers' wait.
         watch = {arg: v for k, arg, v in rows.get((c, actors - 1), []) if k == WATCH_FULL}
         if 0 in watch:
             prod["issue to watched full"].append(us(watch[0] - by[ISSUED][0]))
+            first_lat[c] = us(watch[0] - by[ISSUED][0])
             if full is not None:
                 prod["watched full to consumer's"].append(us(full - watch[0]))
             for s, v in sorted(watch.items()):
@@ -186,10 +189,10 @@ def main():
     busy = sum(e - s for s, e in ((starts[c], ends[c]) for c in starts)) / len(starts) / 1000.0
     print("CTA lifetime       mean %.2f us of the %.2f us span" % (busy, (t1 - t0) / 1000.0))
     if "--per-cta" in sys.argv[2:]:
-        per_cta(starts, ends, sm_of, stages, loop_us, t0)
+        per_cta(starts, ends, sm_of, stages, loop_us, t0, first_lat)
 
 
-def per_cta(starts, ends, sm_of, stages, loop_us, t0):
+def per_cta(starts, ends, sm_of, stages, loop_us, t0, first_lat):
     """One line per CTA, then the end times grouped by what may explain them."""
     ctas_on = defaultdict(list)
     for c in starts:
@@ -216,6 +219,18 @@ def per_cta(starts, ends, sm_of, stages, loop_us, t0):
     placed = {c: sorted(ctas_on[sm_of[c]], key=lambda x: (starts[x], x)).index(c) for c in starts}
     group("start order on its SM", lambda c: placed[c])
     group("id in the first half", lambda c: c < len(starts) // 2)
+    # The first stage's latency (issue to full) by the same keys: whether
+    # the SM's second CTA, or a block of CTA ids, gets its first data later.
+    def group_first(name, key):
+        g = defaultdict(list)
+        for c in first_lat:
+            g[key(c)].append(first_lat[c])
+        print("first stage, issue to full, by %s:" % name)
+        for k in sorted(g):
+            print("  %-10s %s" % (k, stats(g[k])))
+    if first_lat:
+        group_first("start order on its SM", lambda c: placed.get(c, -1))
+        group_first("CTA id / 32", lambda c: c // 32)
     rates = sorted(loop_us[c] / stages[c] for c in starts if stages.get(c))
     if rates:
         print("loop us per stage across CTAs: " + stats(rates))
