@@ -75,10 +75,11 @@ __device__ __forceinline__ PairScale nvfp4_pair_scale(std::uint8_t e4m3) {
   return {b | (b << 16), 0};
 }
 
-__device__ __forceinline__ PairScale mxfp4_pair_scale(std::uint8_t ue8m0) {
+/// ue8m0: a code, below 256 (a shared byte load's 32-bit result needs no mask).
+__device__ __forceinline__ PairScale mxfp4_pair_scale(std::uint32_t ue8m0) {
   // 2^126 = BF16 0x7E80; 2^(e-127) = BF16 exponent field e (0: 2^-127 is the
   // subnormal 0x0040); 0xFF (NaN) → 0x7FC0.
-  const std::uint32_t e = ue8m0 == 0 ? 0x0040u : (ue8m0 == 0xff ? 0x7fc0u : (std::uint32_t(ue8m0) << 7));
+  const std::uint32_t e = ue8m0 == 0 ? 0x0040u : (ue8m0 == 0xff ? 0x7fc0u : ue8m0 << 7);
   return {0x7e807e80u, e | (e << 16)};
 }
 

@@ -128,8 +128,12 @@ struct OperandItems {
   }
 
   /// Past K a stage's codes are zero (clear_codes_past_k), so no factor
-  /// needs a bounds check.
+  /// needs a bounds check. kArithmetic (MXFP4, whole chunks): the factor is
+  /// worked out from the code (mxfp4_pair_scale) instead of read from the
+  /// table: one shared load fewer behind the code's.
+  template <bool kArithmetic = false>
   __device__ Item load(const ItemPlace& pl, std::uint32_t stage, int sub, int split) const {
+    static_assert(!kArithmetic || !kNv, "factors by arithmetic: MXFP4");
     Item it;
     // NVFP4: the chunk's two codes from here; MXFP4: its one code.
     const std::uint32_t code_addr = kNv ? stage + pl.scale + sub * 512 : stage + pl.scale + (sub / 2) * 512 + 2 * (sub % 2);
@@ -140,7 +144,8 @@ struct OperandItems {
       it.f0 = ptx::lds32(table_base + 4 * (codes & 0xffu));
       it.f1 = ptx::lds32(table_base + 4 * (codes >> 8));
     } else {
-      it.f0 = it.f1 = ptx::lds32(table_base + 4 * ptx::lds8(code_addr));
+      const std::uint32_t code = ptx::lds8(code_addr);
+      it.f0 = it.f1 = kArithmetic ? mxfp4_pair_scale(code).second : ptx::lds32(table_base + 4 * code);
     }
     return it;
   }
