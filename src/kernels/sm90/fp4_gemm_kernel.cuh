@@ -526,14 +526,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // MoE-dense tiles too: seed-fc2 MXFP4 M = 32 and 64 0.968-1.002x (stop
   // 34). Not the gather tiles: 0.998-1.017x on moe-fc2 MXFP4 (stop 34).
   constexpr bool kXStageCodes = kXOneMultiply && !Cfg::kGather && BK == 256;
-  // Prepacked MXFP4 weights as Y (without swap-AB): each item's factor
-  // worked out from its code (OperandItems::load) rather than read from the
-  // table. Dense and prefill MXFP4 prepacked rows 0.980-0.984x the time; on
-  // standard weights 0.995-1.015x, so they keep the table. One multiply a
+  // Prepacked MXFP4 weights as Y (without swap-AB, not MoE-dense): each
+  // item's factor worked out from its code (OperandItems::load) rather than
+  // read from the table. Dense and prefill MXFP4 prepacked cluster rows
+  // 0.966-0.999x the time (prefill 0.966-0.970); MoE-dense's direct tile
+  // ran seed-fc2 M >= 128 in 1.002-1.006x, and standard weights
+  // 0.995-1.015x (an earlier form), so those keep the table. One multiply a
   // pair where a warp's codes allow it (the swap-AB X path's vote) ran
   // prepacked rows 0.971-0.987x but standard ones 1.02-1.04x (H200,
   // docs/PERF.md stop 43).
-  constexpr bool kYScaleArithmetic = !kNv && !Cfg::kFp8 && !Cfg::kSwap && Cfg::kPrepackedB;
+  constexpr bool kYScaleArithmetic = !kNv && !Cfg::kFp8 && !Cfg::kSwap && !Cfg::kMoe && Cfg::kPrepackedB;
 
   // The codes of a stage past K, cleared before any reads them (every
   // consumer thread its share: operand_items.cuh, clear_codes_past_k).
