@@ -198,8 +198,12 @@ struct GemmConfig {
   // dense layout on NVFP4, where it measured faster: 0.959x the time on
   // every cluster row of the dense suite, 0.982-0.985x prepacked or without
   // clusters. The contiguous layout's NVFP4 prefill rows ran 1.023-1.024x,
-  // MXFP4 rows 1.00-1.02x (H200, docs/PERF.md stop 31).
-  static constexpr bool kYPrefetch = kLayout == Layout::kDense && kNvfp4 && !kSwap && !kFp8;
+  // MXFP4 rows 1.00-1.02x (H200, docs/PERF.md stop 31). And the dense
+  // layout on prepacked MXFP4 weights, whose factors are worked out from
+  // their codes (fp4_gemm_kernel.cuh, kYScaleArithmetic): 0.984-0.987x on
+  // every row of the dense suite, where standard MXFP4 weights ran
+  // 1.014-1.019x (stop 43).
+  static constexpr bool kYPrefetch = kLayout == Layout::kDense && !kSwap && !kFp8 && (kNvfp4 || kPrepackedB_);
   static_assert(!kYPrefetch || kYConvSubs == 1, "Y prefetch: one sub-step's tokens a conversion");
   static constexpr int kYSetBytes = kYConvSubs * kYConvBytes;
   // X from registers: with swap-AB (X = the weights, the bulk of the bytes)
