@@ -775,6 +775,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
               yi[g][u] = Cfg::kYPrefetch && sub > 0 ? y_next[u]
                                                     : items.template load<kYScaleArithmetic>(ypl[u], x_base, sub + g, kYSplit);
           if constexpr (Cfg::kYPrefetch) {  // the next sub-step's items of this stage, behind this one's
+            // (From the table even where kYScaleArithmetic: the same
+            // factors, and the form measured at stop 43; the prefetched
+            // items' loads have a sub-step to land.)
             if (sub + 1 < BK / 64) {
 #pragma unroll
               for (int u = 0; u < kYItems; ++u) y_next[u] = items.load(ypl[u], x_base, sub + 1, kYSplit);
