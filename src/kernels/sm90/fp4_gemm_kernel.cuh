@@ -374,6 +374,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   const std::uint32_t ybuf0 = conv_base + (Cfg::kPrivateY ? Cfg::kYSets * wg : 0) * Cfg::kYSetBytes;
   const std::uint32_t ydesc[2] = {ptx::smem_desc_k_major_sw128_lo(ybuf0),
                                   ptx::smem_desc_k_major_sw128_lo(ybuf0 + Cfg::kYSetBytes)};
+  // kYAhead: set i's descriptor is set 0's plus i sets of bytes in the
+  // address field (bytes / 16; three sets stay below its 2^14 limit).
+  auto y_desc_lo = [&](std::uint32_t set) {
+    return Cfg::kYAhead ? ydesc[0] + set * (Cfg::kYSetBytes >> 4) : ydesc[set];
+  };
+  std::uint32_t y_ahead_set = 0;  // kYAhead: the set of the next sub-step
   const std::uint32_t xdesc[2] = {ptx::smem_desc_k_major_sw128_lo(xconv_base + 64 * wg * 128),
                                   ptx::smem_desc_k_major_sw128_lo(xconv_base + Cfg::kXConvBytes + 64 * wg * 128)};
   // kXInRegs: this thread's FP4 word of chunk c of X in a stage at S is at
@@ -701,33 +707,43 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       // wgmmas' descriptors stay in uniform registers). Whole-stage tokens:
       // one group a stage, one set.
       constexpr int kYSubs = Cfg::kYConvSubs, kYGroups = BK / 64 / kYSubs;
-      static_assert(Cfg::kYSets == 1 || kYGroups % 2 == 0, "a pair of Y sets: an even number of groups a stage");
+      static_assert(Cfg::kYSets != 2 || kYGroups % 2 == 0, "a pair of Y sets: an even number of groups a stage");
+      static_assert(!Cfg::kYAhead || kYSubs == 1, "three Y sets: one sub-step a set");
       const bool y_turn = sub % kYSubs == 0;
-      const std::uint32_t yset = Cfg::kYSets == 1 ? 0u : (sub / kYSubs) % 2;
+      // (kYAhead: the sets in turn, a run-time index kept across stages and items.)
+      const std::uint32_t yset = Cfg::kYAhead ? y_ahead_set : Cfg::kYSets == 1 ? 0u : (sub / kYSubs) % 2;
       const std::uint32_t yoff = (sub % kYSubs) * Cfg::kYConvBytes;  // this sub-step's buffer in its set
       // The set this group rewrites was last read by this warpgroup's wgmmas
       // of the group before the last (wait<1> leaves only the latest one in
       // flight; with one set, the last group: wait<0>), then wait for every
-      // other user of Y.
-      if (Cfg::kYSets == 1 && y_turn) {
-        ptx::wgmma_wait<0>();
-      } else {
-        ptx::wgmma_wait<1>();
-      }
-      if constexpr (Cfg::kXInRegs) {
-        // The A fragments this sub-step rewrites were read by the MMAs the
-        // wait above saw finish. A use of them here, in a branch never taken
-        // (K > 0 is validated; the compiler cannot know), keeps their registers
-        // reserved until now: otherwise ptxas may hand them to other values
-        // while those MMAs still read them, and then serialises every
-        // wgmma instead (C7513).
-        if (p.k < 0) {
-#pragma unroll
-          for (int step = 0; step < 4; ++step)
-            ptx::sts128(conv_base, make_uint4(afrag[buf][step][0], afrag[buf][step][1], afrag[buf][step][2], afrag[buf][step][3]));
+      // other user of Y. kYAhead: the set was last read three sub-steps back,
+      // which every warpgroup had waited for before the last sub-step's ready
+      // barrier; only the A fragments wait (wait_for_afrag, below Y's
+      // conversion).
+      auto wait_for_afrag = [&] {
+        if (Cfg::kYSets == 1 && y_turn) {
+          ptx::wgmma_wait<0>();
+        } else {
+          ptx::wgmma_wait<1>();
         }
+        if constexpr (Cfg::kXInRegs) {
+          // The A fragments this sub-step rewrites were read by the MMAs the
+          // wait above saw finish. A use of them here, in a branch never taken
+          // (K > 0 is validated; the compiler cannot know), keeps their registers
+          // reserved until now: otherwise ptxas may hand them to other values
+          // while those MMAs still read them, and then serialises every
+          // wgmma instead (C7513).
+          if (p.k < 0) {
+#pragma unroll
+            for (int step = 0; step < 4; ++step)
+              ptx::sts128(conv_base, make_uint4(afrag[buf][step][0], afrag[buf][step][1], afrag[buf][step][2], afrag[buf][step][3]));
+          }
+        }
+      };
+      if constexpr (!Cfg::kYAhead) {
+        wait_for_afrag();
+        if (y_turn) ptx::named_barrier(bar_free, kYThreads);
       }
-      if (y_turn) ptx::named_barrier(bar_free, kYThreads);
       const std::uint32_t ybuf = ybuf0 + yset * Cfg::kYSetBytes;  // the set's first buffer
       const std::uint32_t xbuf = xconv_base + buf * Cfg::kXConvBytes;
       // kXInRegs: X's words, read first so their latency hides behind Y's
@@ -823,6 +839,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
               items.template store<!Cfg::kSwap>(yi[g][u], ypl[u], kYSplit, ybuf + g * Cfg::kYConvBytes);
         }
       }
+      if constexpr (Cfg::kYAhead) wait_for_afrag();
       if constexpr (Cfg::kXInRegs) {
         // Word (cc, h)'s four pairs into the A fragments of k16 steps 2cc, 2cc + 1.
         auto put_pairs = [&](int cc, int h, const std::uint32_t (&pairs)[4]) {
@@ -948,7 +965,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         ptx::wgmma_fence();
 #pragma unroll
         for (int step = 0; step < 4; ++step) {
-          const std::uint64_t yd = ptx::smem_desc_sw128_from_lo(ydesc[yset]) + ((yoff >> 4) + 2 * step);
+          const std::uint64_t yd = ptx::smem_desc_sw128_from_lo(y_desc_lo(yset)) + ((yoff >> 4) + 2 * step);
           if constexpr (Cfg::kXInRegs) {
             MmaRS::mma(d, afrag[buf][step], yd, !(fresh && step == 0));
           } else {
@@ -965,6 +982,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       } else {
         mma_into(acc, false);
       }
+      if constexpr (Cfg::kYAhead) y_ahead_set = y_ahead_set == 2 ? 0u : y_ahead_set + 1;
     }
     if (ends_expert) fold_pending = true;
   };
@@ -1251,27 +1269,33 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       if constexpr (Cfg::kTmaStores) {
         if (p.d_tma) {  // any tile: the store leaves out rows past M and columns past N (a multiple of 8 here)
           const std::uint32_t slab = smem_base + Cfg::kOffStaging + (ctid / 32) * Cfg::kSlabBytes;
-          if (lane == 0) ptx::bulk_wait_read<0>();  // the slab's stores of the last tile have read it
-          __syncwarp();
-          // Row r (g or g + 8) of box i / 8 holds piece i % 8 at (i % 8) ^ (r % 8):
-          // the 128-byte swizzle, so each store below hits 32 banks.
+          constexpr int kCols = Cfg::kSlabCols;  // the tile's columns a slab takes at once
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const bool padded = (pad >> h) & 1;
+          for (int part = 0; part < BN / kCols; ++part) {
+            if (lane == 0) ptx::bulk_wait_read<0>();  // the slab's stores (last tile's, or last part's) have read it
+            __syncwarp();
+            // Row r (g or g + 8) of box i / 8 holds piece i % 8 at (i % 8) ^ (r % 8):
+            // the 128-byte swizzle, so each store below hits 32 banks.
 #pragma unroll
-            for (int i = 0; i < BN / 8; ++i) {
-              const __nv_bfloat162 v = padded ? __floats2bfloat162_rn(0.0f, 0.0f)
-                                              : __floats2bfloat162_rn(acc[4 * i + 2 * h] * factor, acc[4 * i + 2 * h + 1] * factor);
-              ptx::sts32(slab + (i / 8) * 2048 + (g + 8 * h) * 128 + (((i % 8) ^ g) << 4) + 4 * j,
-                         *reinterpret_cast<const std::uint32_t*>(&v));
+            for (int h = 0; h < 2; ++h) {
+              const bool padded = (pad >> h) & 1;
+#pragma unroll
+              for (int i = 0; i < kCols / 8; ++i) {
+                const int c = part * (kCols / 8) + i;  // the tile's column pair group
+                const __nv_bfloat162 v = padded ? __floats2bfloat162_rn(0.0f, 0.0f)
+                                                : __floats2bfloat162_rn(acc[4 * c + 2 * h] * factor, acc[4 * c + 2 * h + 1] * factor);
+                ptx::sts32(slab + (i / 8) * 2048 + (g + 8 * h) * 128 + (((i % 8) ^ g) << 4) + 4 * j,
+                           *reinterpret_cast<const std::uint32_t*>(&v));
+              }
             }
-          }
-          ptx::fence_proxy_async_smem();
-          __syncwarp();
-          if (lane == 0) {
+            ptx::fence_proxy_async_smem();
+            __syncwarp();
+            if (lane == 0) {
 #pragma unroll
-            for (int b = 0; b < BN / 64; ++b) ptx::tma_store_2d(&tmap_d, slab + b * 2048, t.n0 + 64 * b, t.m0 + x_r0 - g);
-            ptx::bulk_commit_group();
+              for (int b = 0; b < kCols / 64; ++b)
+                ptx::tma_store_2d(&tmap_d, slab + b * 2048, t.n0 + part * kCols + 64 * b, t.m0 + x_r0 - g);
+              ptx::bulk_commit_group();
+            }
           }
           continue;
         }

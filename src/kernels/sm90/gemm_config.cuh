@@ -169,7 +169,18 @@ struct GemmConfig {
   static constexpr bool kYWholeStage = (kGather && BN <= 16) ||
                                        (kSwap && !kGather && !kMoe && !kFp8 && BN <= 64 && BK == 256) ||
                                        (kSwap && kMoe && !kFp8 && (BN == 32 || BN == 64 || BN == 96));
-  static constexpr int kYSets = kYWholeStage ? 1 : 2;  // sets of Y buffers per user
+  // The prefill tile (the 128 x 256 tile of the dense and contiguous
+  // layouts, BF16 route) with three Y sets instead of two (kYAhead): a
+  // sub-step's weights are converted into the set the MMAs three sub-steps
+  // back read, which both warpgroups' previous ready barrier already
+  // frees, before this warpgroup waits for its MMAs of the sub-step before
+  // last; only the A fragments (X, a third of the conversion) wait for
+  // that. With two sets the whole conversion waits, and has about one
+  // sub-step of MMAs to land in (docs/PERF.md stop 43). Its shared memory
+  // comes from halving the TMA store slabs (kSlabBytes).
+  static constexpr bool kYAhead = !kSwap && !kFp8 && !kFc1 && !kMoe && !kGather && BN == 256 &&
+                                  (kLayout == Layout::kDense || kLayout == Layout::kContiguous);
+  static constexpr int kYSets = kYWholeStage ? 1 : kYAhead ? 3 : 2;  // sets of Y buffers per user
   static constexpr int kYConvSubs = [] {
     if (kYWholeStage) return BK / 64;
     int subs = kSwap && !kPrivateY && !kMoe && !kFp8 ? BK / 128 : 1;
@@ -237,7 +248,11 @@ struct GemmConfig {
   // is rewritten a tile later, after its stores have read it.
   static constexpr bool kTmaStores = !kSwap && !kFp8 && !kFc1 && !kMoe && !kGather && BN == 256 &&
                                      (kLayout == Layout::kDense || kLayout == Layout::kContiguous);
-  static constexpr int kSlabBytes = 16 * 2 * BN;
+  // (kYAhead: half the columns at a time, the second half packed once the
+  // first half's stores have read the slab.)
+  static constexpr int kSlabBytes = 16 * 2 * BN / (kYAhead ? 2 : 1);
+  static constexpr int kSlabCols = kSlabBytes / 32;  // output columns a slab holds
+  static_assert(!kYAhead || kTmaStores, "three Y sets: shared memory from the TMA store slabs");
   static constexpr int kOffStaging = kOffXConv + 2 * kXConvBytes;
   static constexpr int kOffBarriers = kOffStaging + (kTmaStores ? (kConsumerThreads / 32) * kSlabBytes : 0);
   // After each stage's full and empty mbarriers, the gather layout's order
