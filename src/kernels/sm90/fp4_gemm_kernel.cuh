@@ -382,6 +382,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   std::uint32_t y_ahead_set = 0;  // kYAhead: the set of the next sub-step
   const std::uint32_t xdesc[2] = {ptx::smem_desc_k_major_sw128_lo(xconv_base + 64 * wg * 128),
                                   ptx::smem_desc_k_major_sw128_lo(xconv_base + Cfg::kXConvBytes + 64 * wg * 128)};
+  // (X in shared memory with kYAhead: three buffers in turn with Y's sets.)
+  auto x_desc_lo = [&](std::uint32_t set) {
+    return Cfg::kYAhead ? xdesc[0] + set * (Cfg::kXConvBytes >> 4) : xdesc[set];
+  };
   // kXInRegs: this thread's FP4 word of chunk c of X in a stage at S is at
   // (S + xw_off) ^ (c << 4) for row x_r0, and kXRowStep bytes on for row
   // x_r0 + 8: the swizzle XORs the chunk index with address bits the two
@@ -719,7 +723,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       // other user of Y. kYAhead: the set was last read three sub-steps back,
       // which every warpgroup had waited for before the last sub-step's ready
       // barrier; only the A fragments wait (wait_for_afrag, below Y's
-      // conversion).
+      // conversion; X in shared memory has three buffers too, so its
+      // conversion also comes first, and the wait only keeps that rule for
+      // the sub-steps after this one).
       auto wait_for_afrag = [&] {
         if (Cfg::kYSets == 1 && y_turn) {
           ptx::wgmma_wait<0>();
@@ -745,7 +751,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         if (y_turn) ptx::named_barrier(bar_free, kYThreads);
       }
       const std::uint32_t ybuf = ybuf0 + yset * Cfg::kYSetBytes;  // the set's first buffer
-      const std::uint32_t xbuf = xconv_base + buf * Cfg::kXConvBytes;
+      const std::uint32_t xset = Cfg::kYAhead ? y_ahead_set : std::uint32_t(buf);  // (X in shared memory)
+      const std::uint32_t xbuf = xconv_base + xset * Cfg::kXConvBytes;
       // kXInRegs: X's words, read first so their latency hides behind Y's
       // dequantisation.
       [[maybe_unused]] std::uint32_t xw[2][2], xcode_row[2], xcode_word[2];  // (kXInRegs only)
@@ -969,7 +976,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           if constexpr (Cfg::kXInRegs) {
             MmaRS::mma(d, afrag[buf][step], yd, !(fresh && step == 0));
           } else {
-            Mma::mma(d, ptx::smem_desc_sw128_from_lo(xdesc[buf]) + 2 * step, yd, !(fresh && step == 0));
+            Mma::mma(d, ptx::smem_desc_sw128_from_lo(x_desc_lo(xset)) + 2 * step, yd, !(fresh && step == 0));
           }
         }
         ptx::wgmma_commit();

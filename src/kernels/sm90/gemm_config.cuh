@@ -178,8 +178,13 @@ struct GemmConfig {
   // that. With two sets the whole conversion waits, and has about one
   // sub-step of MMAs to land in (docs/PERF.md stop 43). Its shared memory
   // comes from halving the TMA store slabs (kSlabBytes).
-  static constexpr bool kYAhead = !kSwap && !kFp8 && !kFc1 && !kMoe && !kGather && BN == 256 &&
-                                  (kLayout == Layout::kDense || kLayout == Layout::kContiguous);
+  // MoE-dense's direct tile (128 x 128, 256-K stages; X in shared memory,
+  // below) the same, with three X buffers too, so its whole conversion
+  // comes before the wait; the shared memory from a stage (four to three,
+  // instances/gemm_configs.hpp).
+  static constexpr bool kYAhead = !kSwap && !kFp8 && !kFc1 && !kGather &&
+                                  ((!kMoe && BN == 256 && (kLayout == Layout::kDense || kLayout == Layout::kContiguous)) ||
+                                   (kMoe && BN == 128 && BK == 256));
   static constexpr int kYSets = kYWholeStage ? 1 : kYAhead ? 3 : 2;  // sets of Y buffers per user
   static constexpr int kYConvSubs = [] {
     if (kYWholeStage) return BK / 64;
@@ -237,6 +242,7 @@ struct GemmConfig {
   // tile, which does not spill: 1.00-1.03x.
   static constexpr bool kAlphaAtFold = kMoe && kSwap && !kFp8 && (BN >= 96 || (BN == 32 && kConsumers_ == 4));
   static constexpr int kXConvBytes = kXInRegs ? 0 : BM * 128;
+  static constexpr int kXSets = kYAhead ? 3 : 2;  // X buffers (X in shared memory), as Y's sets
   static constexpr int kOffConv = kStages * kStageBytes;
   static constexpr int kOffXConv = kOffConv + kYSets * kYUsers * kYSetBytes;
   // BF16 output through TMA stores (dense and contiguous, the 128 x 256
@@ -252,8 +258,8 @@ struct GemmConfig {
   // first half's stores have read the slab.)
   static constexpr int kSlabBytes = 16 * 2 * BN / (kYAhead ? 2 : 1);
   static constexpr int kSlabCols = kSlabBytes / 32;  // output columns a slab holds
-  static_assert(!kYAhead || kTmaStores, "three Y sets: shared memory from the TMA store slabs");
-  static constexpr int kOffStaging = kOffXConv + 2 * kXConvBytes;
+  static_assert(!kYAhead || kTmaStores || kMoe, "three Y sets: shared memory from the TMA store slabs");
+  static constexpr int kOffStaging = kOffXConv + kXSets * kXConvBytes;
   static constexpr int kOffBarriers = kOffStaging + (kTmaStores ? (kConsumerThreads / 32) * kSlabBytes : 0);
   // After each stage's full and empty mbarriers, the gather layout's order
   // mbarriers, one per consumer warpgroup (the pass hand-over below).

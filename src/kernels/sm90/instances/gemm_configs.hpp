@@ -62,7 +62,7 @@
   X(FMT, LAYOUT, true, 32, 128, 6, 2, 0)         \
   X(FMT, LAYOUT, true, 64, 128, 8, 1, 0)         \
   X(FMT, LAYOUT, true, 128, 128, 6, 1, 0)        \
-  X(FMT, LAYOUT, false, 128, 256, 4, 1, 0)       \
+  X(FMT, LAYOUT, false, 128, 256, 3, 1, 0)       \
   X(FMT, LAYOUT, true, 16, 256, 4, 2, 0)         \
   X(FMT, LAYOUT, true, 32, 256, 4, 1, 4)         \
   X(FMT, LAYOUT, true, 64, 256, 6, 1, 0)         \
