@@ -178,13 +178,16 @@ struct GemmConfig {
   // that. With two sets the whole conversion waits, and has about one
   // sub-step of MMAs to land in (docs/PERF.md stop 43). Its shared memory
   // comes from halving the TMA store slabs (kSlabBytes).
-  // MoE-dense's direct tile (128 x 128, 256-K stages; X in shared memory,
-  // below) the same, with three X buffers too, so its whole conversion
-  // comes before the wait; the shared memory from a stage (four to three,
-  // instances/gemm_configs.hpp).
+  // MoE-dense's direct NVFP4 tile (128 x 128, 256-K stages; X in shared
+  // memory, below) the same, with three X buffers too, so its whole
+  // conversion comes before the wait; the shared memory from a stage (four
+  // to three, instances/gemm_configs.hpp). seed-fc2 M >= 128 ran in
+  // 0.974-0.985x the time, prepacked weights 0.998-1.005x; MXFP4 ran
+  // 1.004-1.019x (0.997-1.007x prepacked), so it keeps two sets and four
+  // stages (H200, docs/PERF.md stop 44).
   static constexpr bool kYAhead = !kSwap && !kFp8 && !kFc1 && !kGather &&
                                   ((!kMoe && BN == 256 && (kLayout == Layout::kDense || kLayout == Layout::kContiguous)) ||
-                                   (kMoe && BN == 128 && BK == 256));
+                                   (kMoe && kNvfp4 && BN == 128 && BK == 256));
   static constexpr int kYSets = kYWholeStage ? 1 : kYAhead ? 3 : 2;  // sets of Y buffers per user
   static constexpr int kYConvSubs = [] {
     if (kYWholeStage) return BK / 64;

@@ -46,7 +46,9 @@
 //
 // Stage counts fill what the BF16 operand buffers leave of shared memory
 // (the 64-token 256-K tile six: its whole-stage token buffers,
-// gemm_config.cuh kYWholeStage, took the seventh).
+// gemm_config.cuh kYWholeStage, took the seventh; MoE-dense's direct
+// 256-K tile on NVFP4 three: its third X and Y buffers, kYAhead, took the
+// fourth).
 #pragma once
 
 #define FP4MOE_GEMM_TACTICS(X, FMT, LAYOUT) \
@@ -56,16 +58,16 @@
   X(FMT, LAYOUT, true, 64, 256, 5, 1, 0)    \
   X(FMT, LAYOUT, true, 128, 256, 4, 1, 0)
 
-#define FP4MOE_MOE_DENSE_TACTICS(X, FMT, LAYOUT) \
-  X(FMT, LAYOUT, false, 128, 128, 8, 1, 0)       \
-  X(FMT, LAYOUT, true, 16, 128, 5, 2, 0)         \
-  X(FMT, LAYOUT, true, 32, 128, 6, 2, 0)         \
-  X(FMT, LAYOUT, true, 64, 128, 8, 1, 0)         \
-  X(FMT, LAYOUT, true, 128, 128, 6, 1, 0)        \
-  X(FMT, LAYOUT, false, 128, 256, 3, 1, 0)       \
-  X(FMT, LAYOUT, true, 16, 256, 4, 2, 0)         \
-  X(FMT, LAYOUT, true, 32, 256, 4, 1, 4)         \
-  X(FMT, LAYOUT, true, 64, 256, 6, 1, 0)         \
+#define FP4MOE_MOE_DENSE_TACTICS(X, FMT, LAYOUT)       \
+  X(FMT, LAYOUT, false, 128, 128, 8, 1, 0)             \
+  X(FMT, LAYOUT, true, 16, 128, 5, 2, 0)               \
+  X(FMT, LAYOUT, true, 32, 128, 6, 2, 0)               \
+  X(FMT, LAYOUT, true, 64, 128, 8, 1, 0)               \
+  X(FMT, LAYOUT, true, 128, 128, 6, 1, 0)              \
+  X(FMT, LAYOUT, false, 128, 256, (FMT ? 3 : 4), 1, 0) \
+  X(FMT, LAYOUT, true, 16, 256, 4, 2, 0)               \
+  X(FMT, LAYOUT, true, 32, 256, 4, 1, 4)               \
+  X(FMT, LAYOUT, true, 64, 256, 6, 1, 0)               \
   X(FMT, LAYOUT, true, 96, 256, 5, 1, 0)
 
 // MoE gather (moe_dense_fc2 with each expert's tokens gathered): 64 weight
