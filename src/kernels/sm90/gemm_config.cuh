@@ -222,7 +222,7 @@ struct GemmConfig {
   // their codes (fp4_gemm_kernel.cuh, kYScaleArithmetic): 0.984-0.987x on
   // every row of the dense suite, where standard MXFP4 weights ran
   // 1.014-1.019x (stop 43).
-  static constexpr bool kYPrefetch = kLayout == Layout::kDense && !kSwap && !kFp8 && (kNvfp4 || kPrepackedB_);
+  static constexpr bool kYPrefetch = kLayout == Layout::kDense && !kSwap && !kFp8 && (kNvfp4 || kPrepackedB_) && !kYAhead;
   static_assert(!kYPrefetch || kYConvSubs == 1, "Y prefetch: one sub-step's tokens a conversion");
   static constexpr int kYSetBytes = kYConvSubs * kYConvBytes;
   // X from registers: with swap-AB (X = the weights, the bulk of the bytes)
