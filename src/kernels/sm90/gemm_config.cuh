@@ -212,17 +212,17 @@ struct GemmConfig {
       ((kGather && kYWholeStage) || (!kGather && (BN == 64 || BN == 96 || (BN == 16 && kNvfp4 && kPrepackedB_))));
   // The prefill tile loads sub-step s + 1's Y items (words, codes and
   // factors) at sub-step s of a stage (consume_stage), so their shared-load
-  // chain (code, then table entry, then the HMUL2 that waits on it: ncu's
-  // top stall in the dense tile) overlaps sub-step s's conversion. Only the
-  // dense layout on NVFP4, where it measured faster: 0.959x the time on
-  // every cluster row of the dense suite, 0.982-0.985x prepacked or without
-  // clusters. The contiguous layout's NVFP4 prefill rows ran 1.023-1.024x,
-  // MXFP4 rows 1.00-1.02x (H200, docs/PERF.md stop 31). And the dense
-  // layout on prepacked MXFP4 weights, whose factors are worked out from
-  // their codes (fp4_gemm_kernel.cuh, kYScaleArithmetic): 0.984-0.987x on
-  // every row of the dense suite, where standard MXFP4 weights ran
-  // 1.014-1.019x (stop 43).
-  static constexpr bool kYPrefetch = kLayout == Layout::kDense && !kSwap && !kFp8 && (kNvfp4 || kPrepackedB_) && !kYAhead;
+  // chain (code, then table entry, then the multiply that waits on it)
+  // overlaps sub-step s's conversion. Only the dense layout on prepacked
+  // MXFP4 weights, whose factors are worked out from their codes
+  // (fp4_gemm_kernel.cuh, kYScaleArithmetic): 0.984-0.987x on every row of
+  // the dense suite, where standard MXFP4 weights ran 1.014-1.019x (H200,
+  // docs/PERF.md stop 43); with Y converted ahead (kYAhead) still
+  // 0.981x against none (stop 44). NVFP4 had it from stop 31 (0.959x the
+  // time on the dense suite's cluster rows) until kYAhead: since then the
+  // dense NVFP4 8192³ rows run 0.975-0.986x without it (stop 44). (The
+  // contiguous layout never had it: 1.023-1.024x on NVFP4, stop 31.)
+  static constexpr bool kYPrefetch = kLayout == Layout::kDense && !kSwap && !kFp8 && !kNvfp4 && kPrepackedB_;
   static_assert(!kYPrefetch || kYConvSubs == 1, "Y prefetch: one sub-step's tokens a conversion");
   static constexpr int kYSetBytes = kYConvSubs * kYConvBytes;
   // X from registers: with swap-AB (X = the weights, the bulk of the bytes)
