@@ -222,7 +222,8 @@ struct GemmConfig {
   // time on the dense suite's cluster rows) until kYAhead: since then the
   // dense NVFP4 8192³ rows run 0.975-0.986x without it (stop 44). (The
   // contiguous layout never had it: 1.023-1.024x on NVFP4, stop 31.)
-  static constexpr bool kYPrefetch = kLayout == Layout::kDense && !kSwap && !kFp8 && !kNvfp4 && kPrepackedB_;
+  static constexpr bool kYPrefetch =
+      (kLayout == Layout::kDense || kLayout == Layout::kContiguous) && !kSwap && !kFp8 && !kNvfp4 && kPrepackedB_;
   static_assert(!kYPrefetch || kYConvSubs == 1, "Y prefetch: one sub-step's tokens a conversion");
   static constexpr int kYSetBytes = kYConvSubs * kYConvBytes;
   // X from registers: with swap-AB (X = the weights, the bulk of the bytes)
