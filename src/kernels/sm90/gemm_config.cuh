@@ -213,15 +213,16 @@ struct GemmConfig {
   // The prefill tile loads sub-step s + 1's Y items (words, codes and
   // factors) at sub-step s of a stage (consume_stage), so their shared-load
   // chain (code, then table entry, then the multiply that waits on it)
-  // overlaps sub-step s's conversion. Only the dense layout on prepacked
-  // MXFP4 weights, whose factors are worked out from their codes
-  // (fp4_gemm_kernel.cuh, kYScaleArithmetic): 0.984-0.987x on every row of
-  // the dense suite, where standard MXFP4 weights ran 1.014-1.019x (H200,
-  // docs/PERF.md stop 43); with Y converted ahead (kYAhead) still
-  // 0.981x against none (stop 44). NVFP4 had it from stop 31 (0.959x the
-  // time on the dense suite's cluster rows) until kYAhead: since then the
-  // dense NVFP4 8192³ rows run 0.975-0.986x without it (stop 44). (The
-  // contiguous layout never had it: 1.023-1.024x on NVFP4, stop 31.)
+  // overlaps sub-step s's conversion. Only on prepacked MXFP4 weights,
+  // whose factors are worked out from their codes (fp4_gemm_kernel.cuh,
+  // kYScaleArithmetic): dense 0.984-0.987x on every row of the dense suite,
+  // where standard MXFP4 weights ran 1.014-1.019x (H200, docs/PERF.md stop
+  // 43); with Y converted ahead (kYAhead) still 0.981x against none, and
+  // the contiguous layout's prefill rows 0.973-0.975x (stop 44). NVFP4 had
+  // it on the dense layout from stop 31 (0.959x the time on the dense
+  // suite's cluster rows; the contiguous layout's ran 1.023-1.024x) until
+  // kYAhead: since then the dense NVFP4 8192³ rows run 0.975-0.986x
+  // without it (stop 44).
   static constexpr bool kYPrefetch =
       (kLayout == Layout::kDense || kLayout == Layout::kContiguous) && !kSwap && !kFp8 && !kNvfp4 && kPrepackedB_;
   static_assert(!kYPrefetch || kYConvSubs == 1, "Y prefetch: one sub-step's tokens a conversion");
