@@ -123,7 +123,8 @@ struct GemmConfig {
   static constexpr int kFullArrivals = kMoe ? 32 : 1;
   static constexpr int kStageBytes = align_up(kOffHeader + kHeaderBytes, 1024);
   // Dequantised Y: BF16 buffers of BN rows × 64 K (128-byte rows), two per
-  // user. The consumer warpgroups share one pair and split the work, so
+  // user (three with kYAhead, below). The consumer warpgroups share one
+  // pair and split the work, so
   // the tokens are converted once per CTA (16 tokens: 0.89-0.95x the time of
   // each warpgroup converting its own copy on an H200, docs/PERF.md stop
   // 18); except in MoE-dense 16-token tiles (each warpgroup its own copy,
