@@ -5,17 +5,20 @@
 # together fit one call where one after the other would not). Host-built
 # binaries: .carry/tests/fp4moe_gpu_tests(.xz). Carry .carry .fp4moe_commit.
 # Environment: RACE_FILTER (gtest filter), TEST_TIMEOUT (default 560),
-# RACE_TIMEOUT (default 540), SKIP_SUITE=1 (the racecheck alone). Logs: $OUT/gpu_tests.log, $OUT/racecheck.log.
+# RACE_TIMEOUT (default 540), SKIP_SUITE=1 (the racecheck alone), RACE_TESTS
+# (another test binary to racecheck, e.g. a branch's, while the suite runs
+# main's; default the suite's). Logs: $OUT/gpu_tests.log, $OUT/racecheck.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 scripts/device_unpack.sh .carry
 T=.carry/tests/fp4moe_gpu_tests
+R=${RACE_TESTS:-$T}
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader | tee "$OUT/gpu.txt"
 start=$(date +%s)
 timeout "${RACE_TIMEOUT:-540}" compute-sanitizer --tool racecheck --error-exitcode 1 --kernel-name kns=fp4_gemm_kernel \
-  "$T" --gtest_filter="${RACE_FILTER:?RACE_FILTER=gtest filter}" > "$OUT/racecheck.log" 2>&1 &
+  "$R" --gtest_filter="${RACE_FILTER:?RACE_FILTER=gtest filter}" > "$OUT/racecheck.log" 2>&1 &
 race=$!
 if [ "${SKIP_SUITE:-0}" != 1 ]; then
   timeout "${TEST_TIMEOUT:-560}" "$T" > "$OUT/gpu_tests.log" 2>&1
