@@ -7,7 +7,9 @@
 # stall reasons, cycles per issued instruction, with instruction count, issue
 # activity and active warps), pipes (each execution pipe's utilisation, %
 # of peak while the SM is active), memory (DRAM and L2 traffic of the
-# global loads, stores and atomics) or source (warp-stall samples and
+# global loads, stores and atomics), shared (shared-memory instructions,
+# wavefronts and bank conflicts, the LSU data pipe's use, SM cycles for the
+# clock) or source (warp-stall samples and
 # shared-memory wavefronts per SASS instruction: ncu's source page as CSV,
 # source_<n>.csv.gz, read with scripts/sass_stalls.py). Logs under $OUT as
 # <METRICS>_<n>.txt.
@@ -29,9 +31,12 @@ case "$mode" in
   memory)
     what=(--metrics 'dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum,lts__t_sectors_srcunit_tex_op_write_lookup_miss.sum,lts__t_requests_srcunit_tex_op_write.sum,lts__t_sectors_srcunit_tex_op_atom.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,sm__cycles_active.avg,gpu__time_duration.sum')
     show='dram__|lts__|l1tex__|sm__cycles' ;;
+  shared)
+    what=(--metrics 'l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_active,l1tex__throughput.avg.pct_of_peak_sustained_active,sm__cycles_active.avg,sm__cycles_elapsed.avg,gpu__time_duration.sum')
+    show='l1tex__|smsp__inst|sm__cycles' ;;
   source)
     what=(--section SourceCounters --section WarpStateStats) ;;
-  *) echo "METRICS must be stalls, pipes, memory or source" >&2; exit 2 ;;
+  *) echo "METRICS must be stalls, pipes, memory, shared or source" >&2; exit 2 ;;
 esac
 n=0
 for job in "${jobs[@]}"; do
