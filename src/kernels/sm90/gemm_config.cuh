@@ -305,9 +305,11 @@ struct GemmConfig {
   static constexpr int kReduceBatch = kCtasPerSm == 1 && BN <= 64 ? 2 : 1;
   static_assert(kReduceBatch == 1 || kReduceBatch == 2);
   // The 128 x 256 tile keeps 128 accumulators per thread: the split-K
-  // reduction's extra registers make ptxas spill there (measured: 1 KB), and
-  // that tile has work for every SM on the shapes it is picked for, so it is
-  // compiled without split-K.
+  // reduction's extra registers make ptxas spill there (measured: 1 KB; 392
+  // bytes reducing a float4 at a time, which ran the tile 1.15x slower), so
+  // it is compiled without split-K, though the last, partial wave of its
+  // tiles costs the suites' shapes 1.3-3% (stream-K took that back, H200,
+  // docs/PERF.md stop 45).
   // (The gather layout splits too: its partials are the shared accumulator's.)
   static constexpr bool kSplitK = kGather || kSwap || BN <= 128;
   /// Gather: shared memory for M tokens, and the most tokens one CTA holds.
