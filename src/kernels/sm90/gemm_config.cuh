@@ -306,7 +306,7 @@ struct GemmConfig {
   static_assert(kReduceBatch == 1 || kReduceBatch == 2);
   // The 128 x 256 tile keeps 128 accumulators per thread: the split-K
   // reduction's extra registers make ptxas spill there (measured: 1 KB; 392
-  // bytes reducing a float4 at a time, which ran the tile 1.15x slower), so
+  // bytes reducing a float4 at a time, which cost the tile 14-16%), so
   // it is compiled without split-K, though the last, partial wave of its
   // tiles costs the suites' shapes 1.3-3% (stream-K took that back, H200,
   // docs/PERF.md stop 45).
