@@ -101,7 +101,7 @@ typedef struct {
   int32_t block_n;
   int32_t block_k;
   int32_t stages;
-  int32_t split_k; /* 1, 2, 3, 4, 6 or 8; 0: stream-K (dense and moe_dense_fc2) */
+  int32_t split_k; /* 1, 2, 3, 4, 6 or 8; 0: stream-K (not the masked layout) */
   int32_t moe_gather; /* 0 or 1: moe_dense_fc2's gathered formulation (GemmTactic::moe_gather) */
   int32_t fp8; /* 0 or 1: MXFP4's FP8 route (GemmTactic::fp8) */
   int32_t cluster; /* 1 or 2: CTAs per cluster (GemmTactic::cluster); 0 reads as 1 */

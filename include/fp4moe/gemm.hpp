@@ -38,9 +38,12 @@ struct GemmTactic {
   int stages = 0;   ///< pipeline depth
   /// K slices per output tile: 1, 2, 3, 4, 6 or 8 (at most the K blocks, or for
   /// moe_dense_fc2 the experts, there are to slice), or 0 for stream-K
-  /// (fp4_gemm_nt and moe_dense_fc2 only): every CTA takes an equal share
-  /// of all tiles' K blocks (experts), so no SM idles in a last partial wave
-  /// of tiles. For moe_dense_fc2 over several token tiles the share is of
+  /// (every operation but the masked GEMM, whose tile count only the device
+  /// knows): whole tiles for all but the last one-and-a-fraction waves of
+  /// them, then every CTA takes an equal share of the rest's K blocks, so no
+  /// SM idles in a last partial wave of tiles (moe_dense_fc2: every CTA an
+  /// equal share of all tiles' experts). The 128 x 256 tiles take stream-K
+  /// but no fixed split. For moe_dense_fc2 over several token tiles the share is of
   /// the cost, each tile's experts weighted by how many of them its tokens
   /// use (counted on the device by one small kernel on the same stream
   /// before the GEMM). The library reduces the slices itself, in a fixed order, so

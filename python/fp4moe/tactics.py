@@ -28,8 +28,8 @@ class GemmTactic:
     block_k  K per pipeline stage
     stages   pipeline depth
     split_k  K slices per output tile, reduced by the library in a fixed
-             order (bit-identical repeats); 0: stream-K (dense and
-             moe_dense_fc2), every CTA an equal share of all tiles' K. Split-K uses a workspace the
+             order (bit-identical repeats); 0: stream-K (not the masked
+             layout), every CTA an equal share of the last waves' K. Split-K uses a workspace the
              library keeps per stream: the first call on a stream that needs
              more than before allocates it, so run the call once before
              capturing it in a CUDA graph.
@@ -67,8 +67,8 @@ class GemmTactic:
 def gemm_tactics(format: str, layout: str):
     """The tactics compiled for a format ("nvfp4", "mxfp4") and layout (a key of
     LAYOUTS), each with split_k = 1; each also runs with split_k 2, 3, 4, 6, 8 or 0
-    (stream-K, dense and moe_dense only) where its tile is compiled with
-    split-K (the library refuses it otherwise)."""
+    (stream-K, not the masked layout) where its tile allows (the 128 x 256
+    tiles: 1 or 0; the library refuses the rest)."""
     if format not in FORMATS:
         raise invalid_argument("gemm_tactics", "format", f"must be '{NVFP4}' or '{MXFP4}'", repr(format))
     if layout not in LAYOUTS:

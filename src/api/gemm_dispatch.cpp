@@ -81,13 +81,15 @@ const kernels::KernelEntry& checked_kernel(const ArgCheck& c, const tuning::Prob
       break;
     case tuning::TacticFault::kSplitKNotCompiled:
       c.require(false, "options.tactic",
-                "split_k must be 1: this tile is compiled without split-K (its accumulators leave no registers for it)",
+                check.kernel->stream_k
+                    ? "split_k must be 1 or 0 (stream-K): this tile takes no fixed split (its split tiles are stored after "
+                      "its tile loop, a few a CTA)"
+                    : "split_k must be 1: this tile is compiled without split-K (its accumulators leave no registers for it)",
                 std::to_string(t.split_k));
       break;
     case tuning::TacticFault::kStreamKLayout:
       c.require(false, "options.tactic",
-                "split_k 0 (stream-K) runs only fp4_gemm_nt (dense) and moe_dense_fc2: a grouped layout's tile count is "
-                "known only on the device",
+                "split_k 0 (stream-K) runs on every layout but the masked one: its tile count is known only on the device",
                 std::to_string(t.split_k));
       break;
     case tuning::TacticFault::kTooManyTokens:
@@ -209,21 +211,36 @@ void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, c
   // K units (the grid is then every CTA the device holds, at most one per
   // unit, so every CTA's share is non-empty: stream_k.hpp).
   std::int64_t work = plan.max_tiles * plan.split_k;
-  p.split_slots = plan.split_k;
-  // MoE-dense stream-K with several token tiles shares the work by the
-  // experts each token tile uses: a short last tile skips more of them.
+  // MoE-dense's tiles (not its gather tiles) read stream-K shares from a
+  // table, which shares over several token tiles by the experts each token
+  // tile uses (a short last tile skips more of them); every other layout
+  // splits by kernels::work_item, after rounds of whole tiles.
+  const bool table_shares = plan.kernel->layout == kernels::Layout::kMoeDense && !plan.kernel->tactic.moe_gather;
+  const int cluster = plan.kernel->tactic.cluster;
+  // Two-CTA clusters take pairs of token blocks as their work items.
+  const std::int64_t w_blocks = plan.token_blocks > 0 ? plan.max_tiles / plan.token_blocks : 0;
+  const std::int64_t items = cluster == 2 ? (plan.token_blocks + 1) / 2 * w_blocks : plan.max_tiles;
   bool weighted = false;
-  std::int64_t grid = 0;
+  std::int64_t grid = 0, partial_tiles = plan.max_tiles;
+  p.split_slots = plan.split_k;
   if (plan.split_k == 0) {
-    work = plan.max_tiles * plan.units;
-    const std::int64_t slots = std::int64_t(current_device_sm_count()) * plan.kernel->ctas_per_sm;
-    grid = plan.kernel->layout == kernels::Layout::kMoeDense ? kernels::moe_stream_k_grid(plan.max_tiles, plan.units, slots)
-                                                            : std::max<std::int64_t>(1, std::min(slots, work));
-    const kernels::StreamK sk{plan.max_tiles, plan.units, static_cast<std::int32_t>(grid)};
-    weighted = plan.kernel->layout == kernels::Layout::kMoeDense && plan.token_blocks >= 2 &&
-               plan.token_blocks <= kernels::kMaxWeightedBlocks && sk.weights_apply();
-    p.split_slots = sk.max_slots(weighted);
+    work = items * plan.units;
+    const std::int64_t resident = plan.kernel->resident_ctas() / cluster;
+    grid = table_shares ? kernels::moe_stream_k_grid(plan.max_tiles, plan.units, resident)
+                        : std::max<std::int64_t>(1, std::min(resident, work));
+    if (table_shares) {
+      const kernels::StreamK sk{plan.max_tiles, plan.units, static_cast<std::int32_t>(grid)};
+      weighted = plan.token_blocks >= 2 && plan.token_blocks <= kernels::kMaxWeightedBlocks && sk.weights_apply();
+      p.split_slots = sk.max_slots(weighted);
+    }
   }
+  if (!table_shares && plan.split_k != 1) {
+    const kernels::SplitWorkspaceShape ws =
+        kernels::split_workspace_shape(items, plan.units, plan.split_k, static_cast<std::int32_t>(std::max<std::int64_t>(grid, 1)));
+    p.split_slots = ws.slots;
+    partial_tiles = ws.partial_tiles * cluster;  // a cluster's CTAs store a partial each
+  }
+  grid *= cluster;
   if (p.split_slots > 1 || weighted) {
     // Scratch for the largest count table weighted shares take, whatever
     // this call's M, so a graph captured at a larger M than the warm-up
@@ -231,7 +248,7 @@ void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, c
     constexpr std::size_t kCountInts =
         std::size_t(kernels::kMaxWeightedBlocks) * ((kernels::kMaxWeightedUnits + kernels::kBlockExpertsSlice - 1) / kernels::kBlockExpertsSlice);
     const SplitKWorkspace ws =
-        split_k_workspace(stream, static_cast<std::size_t>(plan.max_tiles * p.split_slots * plan.tile_elems),
+        split_k_workspace(stream, static_cast<std::size_t>(partial_tiles * p.split_slots * plan.tile_elems),
                           static_cast<std::size_t>(plan.max_tiles), weighted ? kCountInts : 0);
     p.split_partials = ws.partials;
     p.split_counters = ws.counters;

@@ -45,7 +45,7 @@ inline GemmOutput output_of(DType d) { return d == DType::kFP32 ? GemmOutput::kF
 /// tuner describes it (`call.m`: tokens per group, the heuristic's and the
 /// buckets' M). The caller's tactic if given (throws InvalidArgument naming
 /// options.tactic when it is not compiled, its split_k is not 1, 2, 3, 4, 6, 8 or
-/// 0 (stream-K, dense and MoE-dense only), the tile has no split-K, or
+/// 0 (stream-K, not the masked layout), the tile has no such split, or
 /// split_k exceeds what K can be sliced into);
 /// else the tuning cache's entry for the call if it has one; else the
 /// heuristic's. `m_rows`: rows of the token dimension the kernel walks (masked:

@@ -96,6 +96,16 @@ double modelled_stages(const ProblemShape& s, const GemmTactic& t, const kernels
   // whatever the tile's stage.)
   const int stage_k = s.layout == kernels::Layout::kMoeDense ? 128 : t.block_k;
   const double stages = double((s.k + stage_k - 1) / stage_k), stages_per_unit = stages / std::max(1, units);
+  if (split == kStreamK && s.layout != kernels::Layout::kMoeDense) {
+    // Whole tiles for stream_k_whole_rounds rounds, then equal shares of the
+    // rest (kernels::work_item).
+    const std::int64_t grid = std::max<std::int64_t>(1, std::min(tiles * units, slots));
+    const std::int64_t rounds = kernels::stream_k_whole_rounds(tiles, static_cast<std::int32_t>(grid));
+    const std::int64_t shared = tiles - rounds * grid;
+    const std::int64_t per_cta = (shared * units + grid - 1) / grid, segments = 1 + (per_cta + units - 1) / units;
+    return double(rounds) * (double(units) * stages_per_unit + unit_overhead_stages(s)) +
+           double(per_cta) * stages_per_unit + double(segments) * segment_overhead_stages(s);
+  }
   if (split == kStreamK) {
     const std::int64_t work = tiles * units;
     const std::int64_t grid = s.layout == kernels::Layout::kMoeDense ? kernels::moe_stream_k_grid(tiles, units, slots)
@@ -130,6 +140,11 @@ const kernels::KernelEntry* entry_of(const ProblemShape& s, const GemmTactic& ti
   return nullptr;
 }
 
+/// The modelled time stream-K after whole rounds must beat (a fraction of
+/// the best split's). The partial wave it takes back costs the 128 x 256
+/// tile 1.3-3% on the suites' shapes (docs/PERF.md stop 45).
+constexpr double kStreamKAfterRoundsGain = 0.985;
+
 int pick_split_k(const ProblemShape& s, const GemmTactic& t) {
   const kernels::KernelEntry* entry = entry_of(s, t);
   if (!entry) return 1;
@@ -147,7 +162,13 @@ int pick_split_k(const ProblemShape& s, const GemmTactic& t) {
   }
   GemmTactic streamk = t;
   streamk.split_k = kStreamK;
-  if (check_tactic(s, streamk).ok() && modelled_stages(s, t, *entry, kStreamK) < 0.95 * best_time) best = kStreamK;
+  // Stream-K after whole rounds changes only the last one-and-a-fraction
+  // waves, so a smaller modelled gain is taken there.
+  const std::int64_t slots = std::int64_t(std::max(1, s.sm_count)) * entry->ctas_per_sm;
+  const bool after_rounds =
+      s.layout != kernels::Layout::kMoeDense && kernels::stream_k_whole_rounds(output_tiles(s, t, entry->block_m), slots) > 0;
+  const double gain = after_rounds ? kStreamKAfterRoundsGain : 0.95;
+  if (check_tactic(s, streamk).ok() && modelled_stages(s, t, *entry, kStreamK) < gain * best_time) best = kStreamK;
   return best;
 }
 
@@ -364,10 +385,9 @@ TacticCheck check_tactic(const ProblemShape& shape, const GemmTactic& tactic) {
   r.max_m = r.kernel->max_m;
   if (std::find(std::begin(kSplitKChoices), std::end(kSplitKChoices), tactic.split_k) == std::end(kSplitKChoices))
     r.fault = TacticFault::kSplitKChoice;
-  else if (tactic.split_k == kStreamK && r.kernel->max_split_k == 1)
+  else if (tactic.split_k == kStreamK && !r.kernel->stream_k)
     r.fault = TacticFault::kSplitKNotCompiled;
-  else if (tactic.split_k == kStreamK && shape.layout != kernels::Layout::kDense &&
-           shape.layout != kernels::Layout::kMoeDense)
+  else if (tactic.split_k == kStreamK && shape.layout == kernels::Layout::kMasked)
     r.fault = TacticFault::kStreamKLayout;
   else if (tactic.split_k == kStreamK && r.units < 2)
     r.fault = TacticFault::kSplitKUnits;
@@ -414,6 +434,7 @@ std::string tactic_space_version() {
     mix(e.block_m);
     mix(e.ctas_per_sm);
     mix(e.max_split_k);
+    mix(e.stream_k);
   }
   char buf[24];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));

@@ -33,9 +33,10 @@ kernels::Layout layout_of(GemmOp op);
 /// E·2I weight rows. sm_count is left at its default.
 ProblemShape problem_shape(const TuneShape& call);
 
-/// split_k = 0: stream-K, every CTA of the grid takes an equal share of all
-/// tiles' K units (kernels/sm90/stream_k.hpp). Dense and MoE-dense only:
-/// the share needs the exact tile count on the host.
+/// split_k = 0: stream-K, whole tiles for all but the last one-and-a-fraction
+/// waves, then every CTA of the grid takes an equal share of the rest's K
+/// units (MoE-dense: of all tiles' experts; kernels/sm90/stream_k.hpp). Not
+/// the masked layout: the share needs the exact tile count on the host.
 constexpr int kStreamK = 0;
 
 /// Split-K values every kernel compiled with split-K accepts at run time.
@@ -77,7 +78,7 @@ enum class TacticFault {
   kSplitKChoice,       ///< split_k is not 1, 2, 3, 4, 6, 8 or 0 (stream-K)
   kSplitKNotCompiled,  ///< the tile is compiled without split-K (stream-K included)
   kSplitKUnits,        ///< more slices than experts (MoE-dense) or K blocks; stream-K with one
-  kStreamKLayout,      ///< stream-K on a layout other than dense and MoE-dense
+  kStreamKLayout,      ///< stream-K on the masked layout
   kTooManyTokens,      ///< more tokens (M) than the kernel holds (the gather tiles, the 96-token tile)
   kExpertWidth,        ///< MoE-dense: block_k does not divide the expert width W
 };

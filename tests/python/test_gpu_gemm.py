@@ -69,7 +69,7 @@ def test_every_compiled_tactic(rng, fmt):
             try:
                 fp4moe.fp4_gemm_nt(a, b, out=out, tactic=t)
             except fp4moe.InvalidArgumentError as e:
-                assert split == 2 and "compiled without split-K" in str(e), str(e)
+                assert split == 2 and ("compiled without split-K" in str(e) or "takes no fixed split" in str(e)), str(e)
                 assert torch.isnan(out).all()
                 continue
             ran_split += split == 2

@@ -1,7 +1,8 @@
-"""Timing probe (docs/PERF.md stop 45): fp4_gemm_nt on the 128 x 256 tile's
-tactics (two-CTA clusters, one CTA, one CTA on stream-K), taken in turns with
-a pause before each, so the board's power cap treats every tactic alike
-(`fp4moe sweep` times them back to back, and the later ones run throttled).
+"""Timing probe (docs/PERF.md stops 45-46): the 128 x 256 tile's tactics
+(two-CTA clusters and one CTA, each whole tiles and stream-K) on fp4_gemm_nt
+and the contiguous layout, taken in turns with a pause before each, so the
+board's power cap treats every tactic alike (`fp4moe sweep` times them back
+to back, and the later ones run throttled).
 
 Runs on the GPU machine with the package from python/ and a host-built
 libfp4moe_c.so (scripts/device_python_prepare.sh):
@@ -14,13 +15,37 @@ import torch
 import fp4moe
 from fp4moe.tactics import GemmTactic
 
-SHAPES = [(8192, 8192, 8192), (8448, 7680, 8192)]  # (M, N, K): 15.52 and 15.00 waves of tiles
+# (name, M or expert rows, N, K): dense 15.52, 15.00 and 3.88 waves of tiles;
+# the prefill suite's contiguous G4 (31.03 waves) and G8 (6.79).
+CASES = [
+    ("dense", 8192, 8192, 8192),
+    ("dense", 8448, 7680, 8192),
+    ("dense", 4096, 4096, 7168),
+    ("G4", [8192] * 4, 4096, 7168),
+    ("G8", [512] * 8, 7168, 2048),
+]
 TACTICS = {
     "cluster2 sk1": GemmTactic(False, 256, 128, 3, 1, cluster=2),
+    "cluster2 streamK": GemmTactic(False, 256, 128, 3, 0, cluster=2),
     "direct sk1": GemmTactic(False, 256, 128, 3, 1),
     "direct streamK": GemmTactic(False, 256, 128, 3, 0),
 }
 ROUNDS, REPS = 4, 8
+
+
+def case_call(fmt, quantize, name, rows, n, k):
+    """A closure running the case with a tactic into one output."""
+    if name == "dense":
+        a = quantize(torch.randn(rows, k, device="cuda", dtype=torch.bfloat16))
+        b = quantize(torch.randn(n, k, device="cuda", dtype=torch.bfloat16))
+        out = torch.empty(rows, n, device="cuda", dtype=torch.bfloat16)
+        return lambda tactic: fp4moe.fp4_gemm_nt(a, b, out=out, tactic=tactic), out
+    total = sum(rows)
+    a = quantize(torch.randn(total, k, device="cuda", dtype=torch.bfloat16))
+    b = quantize(torch.randn(len(rows), n, k, device="cuda", dtype=torch.bfloat16))
+    ids = torch.cat([torch.full((r,), e, dtype=torch.int32) for e, r in enumerate(rows)]).cuda()
+    out = torch.empty(total, n, device="cuda", dtype=torch.bfloat16)
+    return lambda tactic: fp4moe.m_grouped_fp4_gemm_nt_contiguous(a, b, ids, out=out, tactic=tactic), out
 
 
 def main():
@@ -29,36 +54,37 @@ def main():
           f"{ROUNDS} rounds taking the tactics in turn")
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     for fmt, quantize in (("nvfp4", fp4moe.quantize_nvfp4), ("mxfp4", fp4moe.quantize_mxfp4)):
-        for m, n, k in SHAPES:
-            a = quantize(torch.randn(m, k, device="cuda", dtype=torch.bfloat16))
-            b = quantize(torch.randn(n, k, device="cuda", dtype=torch.bfloat16))
-            out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-            ref = fp4moe.fp4_gemm_nt(a, b, tactic=TACTICS["cluster2 sk1"]).float()
+        for name, rows, n, k in CASES:
+            label = f"{fmt} {name} {rows if name == 'dense' else rows[0]}x{n}x{k}"
+            run, out = case_call(fmt, quantize, name, rows, n, k)
+            run(TACTICS["cluster2 sk1"])
+            ref = out.float().clone()
             tactics = {}
-            for name, tactic in TACTICS.items():  # (a build without stream-K on this tile refuses it)
+            for t_name, tactic in TACTICS.items():  # (a build without stream-K on this tile refuses it)
                 try:
-                    fp4moe.fp4_gemm_nt(a, b, out=out, tactic=tactic)
-                    tactics[name] = tactic
+                    run(tactic)
+                    tactics[t_name] = tactic
                 except fp4moe.Fp4moeError as e:
-                    print(f"{fmt} {m}x{n}x{k} {name}: refused ({e})")
-            times = {name: [] for name in tactics}
+                    print(f"{label} {t_name}: refused ({e})")
+            times = {t_name: [] for t_name in tactics}
             diff = {}  # largest |difference| from cluster2 sk1's output, relative to its largest |value|
             for _ in range(ROUNDS):
-                for name, tactic in tactics.items():
-                    fp4moe.fp4_gemm_nt(a, b, out=out, tactic=tactic)
+                for t_name, tactic in tactics.items():
+                    out.fill_(float("nan"))
+                    run(tactic)
                     torch.cuda.synchronize()
-                    diff[name] = ((out.float() - ref).abs().max() / ref.abs().max()).item()
+                    diff[t_name] = ((out.float() - ref).abs().max() / ref.abs().max()).item()
                     torch.cuda._sleep(200_000_000)  # ~100 ms idle: the board's power cap
                     for _ in range(REPS):
                         start.record()
-                        fp4moe.fp4_gemm_nt(a, b, out=out, tactic=tactic)
+                        run(tactic)
                         end.record()
                         torch.cuda.synchronize()
-                        times[name].append(start.elapsed_time(end) * 1000.0)
+                        times[t_name].append(start.elapsed_time(end) * 1000.0)
             base = statistics.median(times["cluster2 sk1"])
-            row = ", ".join(f"{name} {statistics.median(v):.1f} µs ({statistics.median(v) / base:.3f}, diff {diff[name]:.1e})"
-                            for name, v in times.items())
-            print(f"{fmt} {m}x{n}x{k}: {row}")
+            row = ", ".join(f"{t_name} {statistics.median(v):.1f} µs ({statistics.median(v) / base:.3f}, diff {diff[t_name]:.1e})"
+                            for t_name, v in times.items())
+            print(f"{label}: {row}", flush=True)
 
 
 if __name__ == "__main__":

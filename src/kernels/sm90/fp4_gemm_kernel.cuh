@@ -66,6 +66,7 @@
 #include "kernels/sm90/pipeline_trace.cuh"
 #include "kernels/sm90/operand_items.cuh"
 #include "kernels/sm90/split_k_arrival.cuh"
+#include "kernels/sm90/split_tile_store.cuh"
 #include "kernels/sm90/swiglu_epilogue.cuh"
 #include "kernels/sm90/ptx/cluster.cuh"
 #include "kernels/sm90/ptx/grid_dependency.cuh"
@@ -115,6 +116,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       for (int w = 0; w < Cfg::kConsumers; ++w) ptx::mbar_init(&order[w], 128);  // every thread of the previous owner
     }
     if constexpr (kPair) ptx::mbar_init(cluster_done, 16);  // both CTAs' consumer warps
+    if constexpr (Cfg::kReduceFromWorkspace) *reinterpret_cast<std::uint32_t*>(smem + Cfg::kOffDeferred) = 0;  // no deferred tiles yet
     ptx::fence_mbarrier_init();
   }
   for (int code = threadIdx.x; code < 256; code += Cfg::kThreads)
@@ -1020,6 +1022,27 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       *reinterpret_cast<float2*>(static_cast<float*>(p.d) + off) = make_float2(v0, v1);
     }
   };
+  // The last contributor to a split tile of kReduceFromWorkspace: D from
+  // the tile's slots (split_tile_store.cuh), with the epilogue's factor and
+  // rows.
+  auto store_from_slots = [&](const Tile& t, const float4* tile_ws) {
+    float factor = dequant_offset_correction<kNv>();
+    if constexpr (kNv) {
+      if (t.group >= 0) factor *= p.a.global[a_scale_group(t)] * p.b.global[b_scale_group(t)];
+    }
+    const std::int64_t d_off0 = Cfg::kLayout == Layout::kMasked ? std::int64_t(t.group) * p.d_group_stride : 0;
+    SplitTileRows rows;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {  // rows x_r0, x_r0 + 8
+      const std::int32_t m = t.m0 + x_r0 + 8 * h;
+      const bool in = m < t.m_end;
+      const bool pad = t.group < 0 || (Cfg::kLayout == Layout::kContiguous && in && p.m_indices[m] < 0);
+      rows.off[h] = d_off0 + std::int64_t(m) * p.ldd;
+      rows.flags |= (in ? 1u : 0u) << h | (pad ? 4u : 0u) << h;
+    }
+    store_split_tile<BN, Cfg::kConsumerThreads, Cfg::kTileFloats>(tile_ws, t.slots, p.d, p.d_is_bf16, d_pairs_aligned, p.n,
+                                                                   t.n0 + 2 * j, rows, factor);
+  };
 
   // Gather: the warpgroups take passes in turn (moe_gather_producer.cuh);
   // pass p's owner adds its product into the shared accumulator after
@@ -1060,6 +1083,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   }
   Tile t;
   // (kTrAskWork: the previous item's epilogue is done, the scheduler asked.)
+  // kReduceFromWorkspace: the split tiles this CTA arrived at last, stored
+  // after the loop. Each split item's record (tile, slots, partial) goes to
+  // deferred_tiles[item % kMaxDeferredTiles] as the item starts, and bit
+  // item % kMaxDeferredTiles of deferred_mask marks it once this CTA
+  // arrived last. Storing D from the partials inside the loop (even one
+  // float4 at a time, even as a call), keeping the bookkeeping in registers,
+  // writing the record at the arrival, or asking the scheduler for the tile
+  // again after the loop each made ptxas spill the stage loop's state or
+  // move its descriptor arithmetic out of uniform registers: the loop has no
+  // register to spare. Stream-K's split tiles are a CTA's last three items
+  // at most, and consecutive.
+  [[maybe_unused]] std::uint32_t* const deferred_mask = reinterpret_cast<std::uint32_t*>(smem + Cfg::kOffDeferred);
+  [[maybe_unused]] int4* const deferred_tiles = reinterpret_cast<int4*>(smem + Cfg::kOffDeferred + 16);
   for (std::int32_t work_item = 0; (trace.mark(kTrAskWork, 0), next_work(work_item, t)); ++work_item) {
     if constexpr (Cfg::kGather) {
       float* acc_smem = reinterpret_cast<float*>(smem + Cfg::kOffGatherAcc);
@@ -1157,6 +1193,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       if constexpr (kEarlyGlobalScales) {
         if (t.group >= 0) global_ab = p.a.global[a_scale_group(t)] * p.b.global[b_scale_group(t)];
       }
+      if constexpr (Cfg::kReduceFromWorkspace) {  // (every thread writes the same record)
+        if (t.slots > 1) deferred_tiles[work_item % Cfg::kMaxDeferredTiles] = make_int4(t.index, t.slots, t.partial, 0);
+      }
 #pragma unroll
       for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
       const std::int32_t xs_row0 = x_scale_row0(t) % 128;
@@ -1201,10 +1240,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       // the next call and runs the epilogue.
       if (Cfg::kSplitK && t.slots > 1) {
         if (t.slots > p.split_slots) __trap();  // the host sized the workspace by a bound this broke
-        const std::int64_t out_tile = t.index;
+        // A cluster's token block past M (its pair's second) has nothing to store.
+        if (Cfg::kReduceFromWorkspace && kPair && t.m0 >= t.m_end) continue;
         // Float4 i of thread ctid at i * kConsumerThreads + ctid: a warp's
         // store or load covers 512 contiguous bytes (four whole lines).
-        float4* tile_ws = reinterpret_cast<float4*>(p.split_partials + out_tile * p.split_slots * Cfg::kTileFloats) + ctid;
+        float4* tile_ws =
+            reinterpret_cast<float4*>(p.split_partials + std::int64_t(t.partial) * p.split_slots * Cfg::kTileFloats) + ctid;
         float4* mine = tile_ws + t.slot * (Cfg::kTileFloats / 4);
 #pragma unroll
         for (int i = 0; i < BN / 8; ++i)
@@ -1212,6 +1253,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         const bool last = split_k_arrived_last<Cfg>(p, t, ctid);
         trace.mark(kTrArrived, last);
         if (!last) continue;
+        if constexpr (Cfg::kReduceFromWorkspace) {  // stored after the loop
+          if (ctid == 0) *deferred_mask |= 1u << (work_item % Cfg::kMaxDeferredTiles);
+          continue;
+        }
         // Into the accumulators in slot order (this slice's own partial is
         // read back too). The one-CTA tiles issue kReduceBatch slots' loads
         // before their additions: one slot at a time, a stream-K tile's last
@@ -1366,6 +1411,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           }
         }
       }
+    }
+  }
+  if constexpr (Cfg::kReduceFromWorkspace) {
+    ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);  // thread 0's mask is visible
+    for (std::uint32_t mask = *deferred_mask; mask; mask &= mask - 1) {
+      const int4 rec = deferred_tiles[__ffs(mask) - 1];
+      Tile dt = sched.tile(rec.x);
+      dt.slots = rec.y;
+      dt.partial = rec.z;
+      store_from_slots(dt, reinterpret_cast<const float4*>(p.split_partials +
+                                                           std::int64_t(dt.partial) * p.split_slots * Cfg::kTileFloats) +
+                               ctid);
+      trace.mark(kTrReduced, 0);
     }
   }
   if constexpr (Cfg::kTmaStores) {  // the last tile's stores are done before the CTA leaves

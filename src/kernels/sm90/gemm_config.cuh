@@ -115,6 +115,9 @@ struct GemmConfig {
   // stage of an expert, that expert's alpha for the tile's BT tokens.
   static constexpr bool kMoe = kLayout == Layout::kMoeDense;
   static constexpr bool kFc1 = kLayout == Layout::kMoeFc1;
+  /// Split tiles' last contributors add the partials from the workspace
+  /// into D after the tile loop (kSplitK below says why).
+  static constexpr bool kReduceFromWorkspace = !kSwap && !kGather && BN == 256;
   static constexpr int kOffHeader = kOffYScale + kYScaleBytes;
   static constexpr int kHeaderBytes = kMoe ? 16 + 4 * BT : kGather ? int(sizeof(GatherStageHeader)) : 0;
   // Arrivals that fill a stage: the producer thread's expect_tx, or in
@@ -285,7 +288,13 @@ struct GemmConfig {
                                      : kLayout == Layout::kMoeDense ? kStreamKTableBytes / 4
                                      : kGather                      ? 2 * 2 * kConsumers
                                                                     : 0;
-  static constexpr int kOffAlphaRing = kOffPrefix + 4 * kPrefixInts;
+  // kReduceFromWorkspace: the split tiles whose partials this CTA adds
+  // after its tile loop (fp4_gemm_kernel.cuh): a mask, then
+  // kMaxDeferredTiles records of 16 bytes (stream-K's shares meet at most
+  // three tiles past the whole rounds).
+  static constexpr int kMaxDeferredTiles = 4;
+  static constexpr int kOffDeferred = align_up(kOffPrefix + 4 * kPrefixInts, 16);
+  static constexpr int kOffAlphaRing = kOffDeferred + (kReduceFromWorkspace ? 16 + 16 * kMaxDeferredTiles : 0);
   // The scale table: one 32-bit factor per scale code (fp4_dequant.cuh,
   // scale_table_entry), so the loops never convert a code themselves.
   static constexpr int kOffScaleTable = kOffAlphaRing + (kMoe ? 4 * BT * kAlphaLookahead : 0);
@@ -304,14 +313,15 @@ struct GemmConfig {
   // worth; so did they with one slot ahead, docs/PERF.md stop 34.)
   static constexpr int kReduceBatch = kCtasPerSm == 1 && BN <= 64 ? 2 : 1;
   static_assert(kReduceBatch == 1 || kReduceBatch == 2);
-  // The 128 x 256 tile keeps 128 accumulators per thread: the split-K
-  // reduction's extra registers make ptxas spill there (measured: 1 KB; 392
-  // bytes reducing a float4 at a time, which cost the tile 14-16%), so
-  // it is compiled without split-K, though the last, partial wave of its
-  // tiles costs the suites' shapes 1.3-3% (stream-K took that back, H200,
-  // docs/PERF.md stop 45).
+  // The 128 x 256 tile keeps 128 accumulators per thread: adding partials
+  // into them makes ptxas spill (measured: 1 KB; 392 bytes reducing a
+  // float4 at a time, which cost the tile 14-16%, docs/PERF.md stop 45). So
+  // its contributors only store their partials, and the last one, with its
+  // accumulators stored too, adds the slots from the workspace straight into
+  // D (kReduceFromWorkspace). MoE-dense's and FC1's 128 x 256 tiles keep
+  // no split-K: their shapes fill the SMs with whole tiles.
   // (The gather layout splits too: its partials are the shared accumulator's.)
-  static constexpr bool kSplitK = kGather || kSwap || BN <= 128;
+  static constexpr bool kSplitK = kGather || kSwap || BN <= 128 || (kReduceFromWorkspace && !kMoe && !kFc1);
   /// Gather: shared memory for M tokens, and the most tokens one CTA holds.
   static constexpr std::int64_t gather_smem_bytes(std::int64_t m) { return kSmemBytes + 4 * kGatherAccStride * m; }
   // (An SM has 228 KB of shared memory, 1 KB of it reserved per CTA.)

@@ -31,13 +31,55 @@ struct GemmLaunchAttributes {
   }
 };
 
+/// Two-CTA clusters that fit at once (66 on an H200's 132 SMs), asked once
+/// per device and thread: the grid is persistent, one cluster per resident
+/// pair. `cfg` carries the cluster shape and the shared memory.
+template <class Cfg>
+int resident_clusters(const cudaLaunchConfig_t& cfg) {
+  static thread_local int cached_device = -1, cached_clusters = 0;
+  int device = 0;
+  FP4MOE_CUDA_CHECK(cudaGetDevice(&device));
+  if (device != cached_device) {
+    FP4MOE_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&cached_clusters, fp4_gemm_kernel<Cfg>, &cfg));
+    cached_device = device;
+  }
+  return std::max(1, cached_clusters);
+}
+
+/// The launch configuration of a tile (grid left to the caller), its shared
+/// memory attribute set.
+template <class Cfg>
+cudaLaunchConfig_t gemm_launch_config(std::int64_t smem, cudaStream_t stream, const GemmLaunchAttributes& attrs) {
+  FP4MOE_CUDA_CHECK(
+      cudaFuncSetAttribute(fp4_gemm_kernel<Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(static_cast<unsigned>(Cfg::kCluster));
+  cfg.blockDim = dim3(Cfg::kThreads);
+  cfg.dynamicSmemBytes = static_cast<std::size_t>(smem);
+  cfg.stream = stream;
+  cfg.attrs = const_cast<cudaLaunchAttribute*>(attrs.attr);
+  cfg.numAttrs = attrs.count;
+  return cfg;
+}
+
+/// CTAs of the tile the device holds at once: every SM's, or for two-CTA
+/// clusters two a resident cluster (the dispatch shares stream-K work by it).
+template <class Cfg>
+int resident_ctas() {
+  if constexpr (Cfg::kCluster == 2) {
+    const GemmLaunchAttributes attrs(Cfg::kCluster);
+    return 2 * resident_clusters<Cfg>(gemm_launch_config<Cfg>(Cfg::kSmemBytes, nullptr, attrs));
+  } else {
+    return detail::current_device_sm_count() * Cfg::kCtasPerSm;
+  }
+}
+
 template <class Cfg>
 void launch_gemm(const LaunchArgs& args) {
   const auto kernel = fp4_gemm_kernel<Cfg>;
   // The gather layout's tile accumulator holds every token: its shared
   // memory grows with M (the tactic check keeps M within kGatherMaxTokens).
   const std::int64_t smem = Cfg::kGather ? Cfg::gather_smem_bytes(args.params.m) : Cfg::kSmemBytes;
-  FP4MOE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   // FC1 loads gate and up rows apart; a two-CTA cluster's CTAs half the weight rows each.
   const int x_box = Cfg::BM, y_box = Cfg::kFc1 || Cfg::kCluster == 2 ? Cfg::BN / 2 : Cfg::BN;
   // Gather: A is the gathered token rows, W columns each (B keeps all E·W).
@@ -59,26 +101,14 @@ void launch_gemm(const LaunchArgs& args) {
                    params.n % 8 == 0;
     if (params.d_tma) td = make_bf16_output_tensor_map(params.d, params.m, params.n, params.ldd, 16);
   }
-  GemmLaunchAttributes attrs(Cfg::kCluster);
-  cudaLaunchConfig_t cfg = {};
-  cfg.blockDim = dim3(Cfg::kThreads);
-  cfg.dynamicSmemBytes = static_cast<std::size_t>(smem);
-  cfg.stream = args.stream;
-  cfg.attrs = attrs.attr;
-  cfg.numAttrs = attrs.count;
+  const GemmLaunchAttributes attrs(Cfg::kCluster);
+  cudaLaunchConfig_t cfg = gemm_launch_config<Cfg>(smem, args.stream, attrs);
   if constexpr (Cfg::kCluster == 2) {
-    cfg.gridDim = dim3(2);
-    // Clusters that fit at once (66 of two on an H200's 132 SMs), asked once
-    // per device: the grid is persistent, one cluster per resident pair.
-    static thread_local int cached_device = -1, cached_clusters = 0;
-    int device = 0;
-    FP4MOE_CUDA_CHECK(cudaGetDevice(&device));
-    if (device != cached_device) {
-      FP4MOE_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&cached_clusters, kernel, &cfg));
-      cached_device = device;
-    }
+    // Stream-K's grid comes from the dispatch (resident_ctas); otherwise
+    // every resident cluster, at most one per pair of work items.
     const std::int64_t clusters =
-        std::max<std::int64_t>(1, std::min<std::int64_t>(cached_clusters, (args.max_tiles + 1) / 2));
+        args.grid > 0 ? args.grid / 2
+                      : std::max<std::int64_t>(1, std::min<std::int64_t>(resident_clusters<Cfg>(cfg), (args.max_tiles + 1) / 2));
     cfg.gridDim = dim3(static_cast<unsigned>(2 * clusters));
     FP4MOE_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, ta, tb, td, params));
     return;
@@ -108,9 +138,13 @@ KernelEntry entry() {
   t.cluster = Cfg::kCluster;
   // The gather layout is a tactic of moe_dense_fc2, listed with its MoE-dense tiles.
   const Layout op_layout = Cfg::kGather ? Layout::kMoeDense : Cfg::kLayout;
+  // The 128 x 256 tiles split by stream-K alone: their deferred split tiles
+  // are a CTA's last few items (fp4_gemm_kernel.cuh).
   KernelEntry e{Cfg::kNvfp4 ? Fp4Format::kNVFP4 : Fp4Format::kMXFP4, op_layout, t, Cfg::BM, Cfg::kCtasPerSm,
-                Cfg::kSplitK ? 8 : 1, Cfg::kMaxTokens, &launch_gemm<Cfg>};
+                Cfg::kSplitK && !Cfg::kReduceFromWorkspace ? 8 : 1, Cfg::kMaxTokens, &launch_gemm<Cfg>};
+  e.stream_k = Cfg::kSplitK;
   if constexpr (Cfg::kPrepackable) e.launch_prepacked = &launch_gemm<typename Cfg::PrepackedB>;
+  e.resident_ctas = &resident_ctas<Cfg>;
   return e;
 }
 

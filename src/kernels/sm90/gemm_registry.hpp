@@ -19,7 +19,7 @@ struct LaunchArgs {
   std::int64_t b_rows;
   std::int64_t max_tiles;  ///< upper bound on work tiles: output tiles × split_k (grid size)
   cudaStream_t stream;
-  std::int64_t grid = 0;   ///< CTAs to launch (stream-K); 0: every resident slot, at most max_tiles
+  std::int64_t grid = 0;   ///< CTAs to launch (stream-K; two-CTA tiles: even); 0: every resident slot, at most max_tiles
 };
 
 using LaunchFn = void (*)(const LaunchArgs&);
@@ -30,7 +30,7 @@ struct KernelEntry {
   GemmTactic tactic;  ///< split_k = 1: every kernel runs any split_k at run time
   int block_m;        ///< X rows per CTA
   int ctas_per_sm;    ///< CTAs one SM holds at once
-  int max_split_k;    ///< 1: compiled without split-K; else any of 1, 2, 3, 4, 6, 8
+  int max_split_k;    ///< 1: no fixed split-K; else any of 1, 2, 3, 4, 6, 8
   /// Most tokens (M) a call may have; 0: any. Bounded: the gather tiles
   /// (their shared accumulator holds every token) and a token tile that does
   /// not divide 128 (one token tile a call: GemmConfig::kOneTokenTile).
@@ -39,6 +39,12 @@ struct KernelEntry {
   /// The same tactic for B in the prepacked bit order (prepack_weights);
   /// null where none is compiled (the FP8 route, the MoE layouts).
   LaunchFn launch_prepacked = nullptr;
+  /// Runs stream-K (split_k 0): every tile with split-K, the 128 x 256 ones
+  /// included, which take no fixed split.
+  bool stream_k = false;
+  /// CTAs the device holds at once (two a resident cluster for two-CTA
+  /// tiles): stream-K's grid. (The prepacked kernel's is the same.)
+  int (*resident_ctas)() = nullptr;
 };
 
 const std::vector<KernelEntry>& kernel_registry();

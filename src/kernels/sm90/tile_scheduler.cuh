@@ -4,8 +4,9 @@
 // weight tiles stay in L2. A CTA's work items (work(i, t)) are whole tiles,
 // split-K slices of them (split_k ≥ 2: slice s of a tile covers units
 // [s·U/split, (s+1)·U/split) of its U units, K blocks or experts), or
-// stream-K segments (split_k = 0, stream_k.hpp); with two-CTA clusters,
-// pairs of token blocks (cluster_work).
+// stream-K segments after rounds of whole tiles (split_k = 0, stream_k.hpp:
+// work_item); with two-CTA clusters, pairs of token blocks (cluster_work),
+// sliced and shared the same way, both CTAs of a pair taking the same units.
 //
 //   dense       one group, M tokens
 //   contiguous  ΣM token rows; the expert of a token block is m_indices of its
@@ -37,8 +38,34 @@ struct Tile {
   std::int32_t index;   ///< output tile (split-K counters and partials)
   std::int32_t unit_begin, unit_end;  ///< the K units (K blocks or experts) this work item covers
   std::int32_t slot, slots;           ///< its partial's slot among the tile's `slots` contributors
+  std::int32_t partial;               ///< slots > 1: its partial tile (WorkItem::partial; clusters: · 2 + rank)
   bool multicast;       ///< two-CTA clusters: the pair shares this weight tile (cluster_work)
 };
+
+/// A copy of t through opaque moves. Storing t itself to shared memory made
+/// ptxas keep its fields in vector registers for the whole tile loop, and
+/// the stage loop then moved what derives from them into uniform registers
+/// (R2UR) on every stage.
+__device__ __forceinline__ Tile tile_copy(const Tile& t) {
+  auto opaque = [](std::int32_t v) {
+    std::int32_t r;
+    asm volatile("mov.b32 %0, %1;" : "=r"(r) : "r"(v));
+    return r;
+  };
+  Tile c;
+  c.group = opaque(t.group);
+  c.m0 = opaque(t.m0);
+  c.n0 = opaque(t.n0);
+  c.m_end = opaque(t.m_end);
+  c.index = opaque(t.index);
+  c.unit_begin = opaque(t.unit_begin);
+  c.unit_end = opaque(t.unit_end);
+  c.slot = opaque(t.slot);
+  c.slots = opaque(t.slots);
+  c.partial = opaque(t.partial);
+  c.multicast = opaque(t.multicast) != 0;
+  return c;
+}
 
 /// MoE-dense stream-K's shared-memory tables after the weight prefix
 /// (kMaxWeightedBlocks + 1 ints): every CTA's share boundary (weighted
@@ -93,34 +120,39 @@ struct TileScheduler {
 
   /// This CTA's i-th work item; false when it has no more.
   __device__ bool work(std::int32_t i, Tile& t) const {
-    if (p.split_k == 0) {
-      StreamKSegment s;
-      if constexpr (kLayout == Layout::kMoeDense) {
+    if constexpr (kLayout == Layout::kMoeDense) {
+      if (p.split_k == 0) {
         if (i >= stream_k_segments->count) return false;
-        s = stream_k_segments->segment[i];
-      } else if (!StreamK{tiles, units, static_cast<std::int32_t>(gridDim.x)}.segment(blockIdx.x, i, s)) {
-        return false;
+        const StreamKSegment s = stream_k_segments->segment[i];
+        t = tile(static_cast<std::int32_t>(s.tile));
+        t.unit_begin = s.unit_begin;
+        t.unit_end = s.unit_end;
+        t.slot = s.slot;
+        t.slots = s.slots;
+        t.partial = t.index;
+        return true;
       }
-      t = tile(static_cast<std::int32_t>(s.tile));
-      t.unit_begin = s.unit_begin;
-      t.unit_end = s.unit_end;
-      t.slot = s.slot;
-      t.slots = s.slots;
-      return true;
     }
-    const std::int32_t id = blockIdx.x + i * static_cast<std::int32_t>(gridDim.x);
     if (p.split_k == 1) {  // (no division)
+      const std::int32_t id = blockIdx.x + i * static_cast<std::int32_t>(gridDim.x);
       if (id >= tiles) return false;
       t = tile(id);
       return true;
     }
-    if (id >= tiles * p.split_k) return false;
-    t = tile(id / p.split_k);
-    t.slot = id % p.split_k;
-    t.slots = p.split_k;
-    t.unit_begin = static_cast<std::int32_t>(std::int64_t(units) * t.slot / p.split_k);
-    t.unit_end = static_cast<std::int32_t>(std::int64_t(units) * (t.slot + 1) / p.split_k);
+    WorkItem w;
+    if (!work_item(tiles, units, p.split_k, blockIdx.x, static_cast<std::int32_t>(gridDim.x), i, w)) return false;
+    t = tile(static_cast<std::int32_t>(w.tile));
+    take_range(w, t);
+    t.partial = static_cast<std::int32_t>(w.partial);
     return true;
+  }
+
+  /// A work item's units and slot into its tile.
+  __device__ static void take_range(const WorkItem& w, Tile& t) {
+    t.unit_begin = w.unit_begin;
+    t.unit_end = w.unit_end;
+    t.slot = w.slot;
+    t.slots = w.slots;
   }
 
   /// Two-CTA clusters (dense and contiguous): cluster c's i-th work item is
@@ -137,8 +169,14 @@ struct TileScheduler {
   __device__ bool cluster_work(std::int32_t i, std::uint32_t rank, Tile& t) const {
     static_assert(kLayout == Layout::kDense || kLayout == Layout::kContiguous, "clusters pair token blocks");
     const std::int32_t t_blocks = tiles / n_blocks, pairs = (t_blocks + 1) / 2 * n_blocks;
-    const std::int32_t id = static_cast<std::int32_t>(blockIdx.x / 2 + i * (gridDim.x / 2));
-    if (id >= pairs) return false;
+    WorkItem w;
+    if (p.split_k == 1) {  // (no division)
+      w.tile = blockIdx.x / 2 + i * (gridDim.x / 2);
+      if (w.tile >= pairs) return false;
+    } else if (!work_item(pairs, units, p.split_k, blockIdx.x / 2, static_cast<std::int32_t>(gridDim.x / 2), i, w)) {
+      return false;
+    }
+    const std::int32_t id = static_cast<std::int32_t>(w.tile);
     const std::int32_t q = static_cast<std::int32_t>(p.n_blocks_div.div(static_cast<std::uint32_t>(id)));
     const std::int32_t tb = 2 * q + static_cast<std::int32_t>(rank), wb = id - q * n_blocks;
     if constexpr (kLayout == Layout::kDense) {
@@ -155,6 +193,10 @@ struct TileScheduler {
       }
       t.multicast = t.group >= 0 && t.group == peer_group;
     }
+    if (p.split_k != 1) {
+      take_range(w, t);
+      t.partial = static_cast<std::int32_t>(2 * w.partial + rank);
+    }
     return true;
   }
 
@@ -166,6 +208,7 @@ struct TileScheduler {
     t.unit_end = units;
     t.slot = 0;
     t.slots = 1;
+    t.partial = index;
     t.multicast = false;
     const std::int32_t tb = static_cast<std::int32_t>(p.n_blocks_div.div(static_cast<std::uint32_t>(index)));
     const std::int32_t wb = index - tb * n_blocks;

@@ -127,6 +127,17 @@ TEST(GemmRules, UncompiledTacticOverrideIsRefused) {
   expect_tactic_refused(s, t, "compiled");
 }
 
+TEST(GemmRules, FixedSplitOnThe128x256TileIsRefused) {
+  GemmSetup s;
+  GemmTactic t;  // the two-CTA 128 x 256 tile: stream-K, but no fixed split
+  t.block_n = 256;
+  t.block_k = 128;
+  t.stages = 3;
+  t.cluster = 2;
+  t.split_k = 2;
+  expect_tactic_refused(s, t, "no fixed split");
+}
+
 TEST(GemmRules, PrepackedWeightsRefuseTheFp8Route) {
   GemmSetup s;
   s.a.format = s.b.format = Fp4Format::kMXFP4;

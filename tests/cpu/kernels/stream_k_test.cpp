@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "kernels/sm90/stream_k.hpp"
@@ -184,6 +185,84 @@ TEST(StreamK, MoeGridKeepsEveryCtasSegmentsInTheTable) {
   }
   EXPECT_EQ(moe_stream_k_grid(112, 256, 132), 132);
   EXPECT_EQ(moe_stream_k_grid(2, 2, 132), 4) << "at most one CTA per unit";
+}
+
+/// work_item over G CTAs: every unit of every tile once; each tile's
+/// contributors take slots 0 .. slots-1 once each and agree on the count, within
+/// split_workspace_shape's slots; partial tiles below its count, one per
+/// split tile; and (stream-K) the whole rounds unsplit and a CTA's split
+/// items within three consecutive items (the 128 x 256 tiles keep one
+/// record per item % 4: fp4_gemm_kernel.cuh).
+void check_work_items(std::int64_t tiles, std::int32_t units, std::int32_t split, std::int32_t ctas) {
+  SCOPED_TRACE("tiles " + std::to_string(tiles) + " units " + std::to_string(units) + " split " + std::to_string(split) +
+               " ctas " + std::to_string(ctas));
+  const SplitWorkspaceShape ws = split_workspace_shape(tiles, units, split, ctas);
+  const std::int64_t rounds = split == 0 ? stream_k_whole_rounds(tiles, ctas) : 0;
+  std::vector<int> covered(static_cast<std::size_t>(tiles * units), 0);
+  std::vector<int> slots_seen(static_cast<std::size_t>(tiles), 0), contributors(static_cast<std::size_t>(tiles), 0);
+  std::vector<std::int64_t> partial_of(static_cast<std::size_t>(tiles), -1);
+  std::vector<std::vector<std::int32_t>> slots_taken(static_cast<std::size_t>(tiles));
+  for (std::int64_t c = 0; c < ctas; ++c) {
+    WorkItem w;
+    std::vector<std::int32_t> split_items;
+    for (std::int32_t i = 0; work_item(tiles, units, split, c, ctas, i, w); ++i) {
+      ASSERT_GE(w.tile, 0);
+      ASSERT_LT(w.tile, tiles);
+      ASSERT_LT(w.unit_begin, w.unit_end);
+      ASSERT_LE(w.unit_end, units);
+      const auto t = static_cast<std::size_t>(w.tile);
+      for (int u = w.unit_begin; u < w.unit_end; ++u) ++covered[t * units + static_cast<std::size_t>(u)];
+      if (i < rounds) EXPECT_EQ(w.slots, 1) << "whole rounds: item " << i;
+      ++contributors[t];
+      slots_taken[t].push_back(w.slot);
+      if (slots_seen[t] == 0) slots_seen[t] = w.slots;
+      EXPECT_EQ(w.slots, slots_seen[t]) << "tile " << w.tile;
+      EXPECT_LE(w.slots, ws.slots);
+      if (w.slots > 1) {
+        ASSERT_GE(w.partial, 0);
+        ASSERT_LT(w.partial, ws.partial_tiles);
+        if (partial_of[t] < 0) partial_of[t] = w.partial;
+        EXPECT_EQ(w.partial, partial_of[t]) << "one partial tile a tile";
+        split_items.push_back(i);
+      }
+    }
+    if (split == 0 && !split_items.empty()) {  // within three consecutive items
+      EXPECT_LE(split_items.back() - split_items.front(), 2) << "cta " << c;
+    }
+  }
+  for (std::size_t u = 0; u < covered.size(); ++u) ASSERT_EQ(covered[u], 1) << "unit " << u;
+  for (std::size_t t = 0; t < static_cast<std::size_t>(tiles); ++t) {
+    EXPECT_EQ(contributors[t], slots_seen[t]) << "tile " << t;
+    std::sort(slots_taken[t].begin(), slots_taken[t].end());
+    for (std::size_t k = 0; k < slots_taken[t].size(); ++k) EXPECT_EQ(slots_taken[t][k], static_cast<int>(k)) << "tile " << t;
+  }
+  std::vector<std::int64_t> used;
+  for (std::int64_t pt : partial_of)
+    if (pt >= 0) used.push_back(pt);
+  std::sort(used.begin(), used.end());
+  EXPECT_EQ(std::adjacent_find(used.begin(), used.end()), used.end()) << "partial tiles are the tiles' own";
+}
+
+TEST(StreamK, WorkItemsCoverEveryUnitOnce) {
+  for (std::int64_t tiles = 1; tiles <= 40; tiles += 3)
+    for (std::int32_t units = 1; units <= 7; ++units)
+      for (std::int32_t ctas : {1, 2, 5, 8, 13}) {
+        if (ctas > tiles * units) continue;  // the host launches at most one CTA per unit
+        for (std::int32_t split : {0, 1, 2, 3})
+          if (split <= units) check_work_items(tiles, units, split, ctas);
+      }
+}
+
+TEST(StreamK, WholeRoundsOnTheSuitesShapes) {
+  // The 128 x 256 tile on 132 SMs: dense 8192³ (2048 tiles, 64 K blocks),
+  // prefill G4 (4096 tiles, 56), G8 (896, 16); as pairs on 66 clusters.
+  for (const auto& [tiles, units, ctas] : {std::tuple<std::int64_t, std::int32_t, std::int32_t>{2048, 64, 132},
+                                           {4096, 56, 132}, {896, 16, 132}, {1024, 64, 66}, {448, 16, 66}, {1980, 64, 132}})
+    check_work_items(tiles, units, 0, ctas);
+  EXPECT_EQ(stream_k_whole_rounds(2048, 132), 14);
+  EXPECT_EQ(stream_k_whole_rounds(1980, 132), 14) << "whole waves: the last round's shares are whole tiles";
+  EXPECT_EQ(stream_k_whole_rounds(200, 132), 0);
+  EXPECT_EQ((split_workspace_shape(2048, 64, 0, 132).partial_tiles), 2048 - 14 * 132);
 }
 
 TEST(StreamK, NoWorkHasNoSegments) {

@@ -54,7 +54,7 @@ TEST(TacticSpace, CandidatesAreExactlyWhatTheEntryPointsAccept) {
 TEST(TacticSpace, StreamKOnlyWhereTheHostKnowsTheTiles) {
   for (const TuneShape& call : kCalls) {
     const ProblemShape shape = problem_shape(call);
-    const bool allowed = call.op == GemmOp::kDense || call.op == GemmOp::kMoeFc2;
+    const bool allowed = call.op != GemmOp::kMasked;
     for (const GemmTactic& tile : compiled_tactics(call.format, layout_of(call.op))) {
       GemmTactic t = tile;
       t.split_k = kStreamK;
@@ -63,9 +63,9 @@ TEST(TacticSpace, StreamKOnlyWhereTheHostKnowsTheTiles) {
       // (A tile that cannot run the shape at all, split or not, is refused
       // for that: a gather tile's stages wider than W, say.)
       const bool runs = check_tactic(shape, tile).ok();
-      const bool expect = runs && allowed && c.kernel->max_split_k > 1 && c.units >= 2;
+      const bool expect = runs && allowed && c.kernel->stream_k && c.units >= 2;
       EXPECT_EQ(c.ok(), expect) << call.describe() << " " << t.name();
-      if (!allowed && c.kernel->max_split_k > 1) {
+      if (!allowed && c.kernel->stream_k) {
         EXPECT_EQ(c.fault, TacticFault::kStreamKLayout) << t.name();
       }
     }

@@ -299,10 +299,11 @@ TEST_P(GemmSplitK, MatchesReference) {
   test::Rng rng;
   int ran = 0;
   for (const auto& e : kernels::kernel_registry()) {
-    if (e.format != format || e.layout != test_layout(layout) || e.max_split_k == 1) continue;
+    if (e.format != format || e.layout != test_layout(layout) || (e.max_split_k == 1 && !e.stream_k)) continue;
     GemmTactic t = e.tactic;
     for (int split : {2, 3, 4, 6, 8, 0}) {
-      if (split == 0 && layout != GemmLayout::kDense) continue;  // stream-K: dense and MoE-dense only
+      if (split > e.max_split_k) continue;  // (the 128 x 256 tiles split by stream-K alone)
+      if (split == 0 && (layout == GemmLayout::kMasked || !e.stream_k)) continue;  // stream-K: not the masked layout
       t.split_k = split;
       GemmCase c;
       c.format = format;
@@ -336,6 +337,43 @@ INSTANTIATE_TEST_SUITE_P(All, GemmSplitK,
                                             ::testing::Values(GemmLayout::kDense, GemmLayout::kContiguous, GemmLayout::kMasked)),
                          case_name);
 
+// Stream-K after whole rounds (kernels::work_item) on the 128 x 256 tiles,
+// one-CTA and two-CTA: 2.06 waves of tiles on 132 SMs, so one round of
+// whole tiles, then every CTA's share of the rest, whose last contributors
+// add the partials after their tile loop. Dense (M past a 128-row block,
+// so a cluster's second block lies past M in the last row of pairs) and
+// contiguous with padding rows and pairs of two experts; BF16 and FP32.
+TEST(GemmStreamK, WholeRoundsThenSharedTiles) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  int ran = 0;
+  for (const auto& e : kernels::kernel_registry()) {
+    if (e.tactic.block_n != 256 || !e.stream_k || e.tactic.swap_ab ||
+        (e.layout != kernels::Layout::kDense && e.layout != kernels::Layout::kContiguous))
+      continue;
+    GemmTactic t = e.tactic;
+    t.split_k = 0;
+    GemmCase c;
+    c.format = e.format;
+    c.layout = e.layout == kernels::Layout::kDense ? GemmLayout::kDense : GemmLayout::kContiguous;
+    c.tactic = &t;
+    c.out = ran % 2 ? DType::kBF16 : DType::kFP32;
+    c.content = ran % 4 < 2 ? Fp4Content::kIntegerValued : Fp4Content::kRandom;
+    c.k = 384;  // three 128-K units a tile
+    c.n = 16 * 256;
+    if (c.layout == GemmLayout::kDense) {
+      c.m = 16 * 128 + 100;  // 17 token blocks x 16 = 272 tiles
+    } else {
+      c.groups = 3;
+      c.expert_rows = {1000, 0, 1076};  // 8 + 9 blocks of 128 rows (padding rows in each expert's last)
+    }
+    SCOPED_TRACE(c.describe() + " " + t.name());
+    expect_gemm_ok(c, run_gemm_case(c, rng));
+    ++ran;
+  }
+  EXPECT_GE(ran, 8);  // direct and cluster2 tiles, dense and contiguous, both formats
+}
+
 // The split-K and stream-K reductions add partials in a fixed order
 // whichever finishes last: repeats of the same call are bit-identical.
 TEST(GemmSplitKDeterminism, RepeatsAreBitIdentical) {
@@ -348,13 +386,20 @@ TEST(GemmSplitKDeterminism, RepeatsAreBitIdentical) {
   da.upload(a);
   db.upload(b);
   test::DeviceBuffer<float> d(200 * 512);
-  GemmTactic t;
-  for (const auto& e : kernels::kernel_registry())
-    if (e.format == Fp4Format::kNVFP4 && e.layout == kernels::Layout::kDense && e.max_split_k == 8) t = e.tactic;
-  ASSERT_GT(t.block_n, 0);
-  for (int split : {8, 0}) {
-    SCOPED_TRACE("split_k " + std::to_string(split));
-    t.split_k = split;
+  // A tile with fixed split-K, and the two-CTA 128 x 256 tile (stream-K
+  // only: its last contributors add the partials after the tile loop).
+  GemmTactic split_tile, wide_tile;
+  for (const auto& e : kernels::kernel_registry()) {
+    if (e.format != Fp4Format::kNVFP4 || e.layout != kernels::Layout::kDense) continue;
+    if (e.max_split_k == 8) split_tile = e.tactic;
+    if (e.tactic.block_n == 256 && e.tactic.cluster == 2 && e.stream_k) wide_tile = e.tactic;
+  }
+  ASSERT_GT(split_tile.block_n, 0);
+  ASSERT_GT(wide_tile.block_n, 0);
+  for (int run = 0; run < 3; ++run) {
+    GemmTactic t = run == 2 ? wide_tile : split_tile;
+    t.split_k = run == 0 ? 8 : 0;
+    SCOPED_TRACE(t.name());
     GemmOptions opt;
     opt.tactic = &t;
     std::vector<float> first;

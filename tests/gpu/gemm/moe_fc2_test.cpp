@@ -129,7 +129,7 @@ TEST_P(MoeFc2AllTactics, MatchesReference) {
   for (const auto& e : kernels::kernel_registry())
     if (e.format == format && e.layout == kernels::Layout::kMoeDense)
       for (int split : {1, 2, 4, 8, 0}) {
-        if (split > e.max_split_k || (split == 0 && e.max_split_k == 1)) continue;
+        if (split > e.max_split_k || (split == 0 && !e.stream_k)) continue;
         GemmTactic t = e.tactic;
         t.split_k = split;
         tactics.push_back(t);
