@@ -64,6 +64,16 @@ double unit_overhead_stages(const ProblemShape& s) { return s.layout == kernels:
 /// 64x2112x7168 on split 6 (15.9 us, stream-K 18.0).
 double segment_overhead_stages(const ProblemShape& s) { return s.layout == kernels::Layout::kMoeDense ? 15.0 : 3.5; }
 
+/// What a split tile's partial costs stream-K after whole rounds, in
+/// stages, for a 128 x 256 FP32 partial (scaled by the tile's size): fitted
+/// to the stop-46 probe of the two-CTA 128 x 256 tile against its whole
+/// tiles (H200, docs/PERF.md): with 6 the model gives 8192³ 0.983
+/// (measured 0.944-0.985 over both formats and two calls), prefill G4
+/// 0.979 (0.974-0.979), 4096x7168x16384 0.984 (0.976-0.980),
+/// 2048x7168x16384 0.877 (0.877-0.889), 4096x4096x7168 1.027 (1.027-1.030),
+/// prefill G8 1.001 (1.010-1.014), a whole-wave shape 1.006 (1.004-1.005).
+constexpr double kPartialStagesPer128x256 = 6.0;
+
 /// The share of a MoE-dense tile's experts that `tokens` tokens use when
 /// each picks top_k of E experts uniformly: 1 - (1 - k/E)^tokens; the kernel
 /// skips the others. 1 when the routing is unknown (dense alpha) and for
@@ -98,13 +108,19 @@ double modelled_stages(const ProblemShape& s, const GemmTactic& t, const kernels
   const double stages = double((s.k + stage_k - 1) / stage_k), stages_per_unit = stages / std::max(1, units);
   if (split == kStreamK && s.layout != kernels::Layout::kMoeDense) {
     // Whole tiles for stream_k_whole_rounds rounds, then equal shares of the
-    // rest (kernels::work_item).
+    // rest (kernels::work_item). After whole rounds a CTA's partials (up to
+    // two split tiles, each stored and, by the last contributor, read back
+    // with the others) cost what the tile's size says:
+    // kPartialStagesPer128x256 stages a split tile for a 128 x 256 one.
     const std::int64_t grid = std::max<std::int64_t>(1, std::min(tiles * units, slots));
     const std::int64_t rounds = kernels::stream_k_whole_rounds(tiles, static_cast<std::int32_t>(grid));
     const std::int64_t shared = tiles - rounds * grid;
     const std::int64_t per_cta = (shared * units + grid - 1) / grid, segments = 1 + (per_cta + units - 1) / units;
+    const double partials = rounds > 0 ? double(std::min<std::int64_t>(segments, 2)) * kPartialStagesPer128x256 *
+                                             double(bt * bw) / (128.0 * 256.0)
+                                       : 0.0;
     return double(rounds) * (double(units) * stages_per_unit + unit_overhead_stages(s)) +
-           double(per_cta) * stages_per_unit + double(segments) * segment_overhead_stages(s);
+           double(per_cta) * stages_per_unit + double(segments) * segment_overhead_stages(s) + partials;
   }
   if (split == kStreamK) {
     const std::int64_t work = tiles * units;
@@ -141,9 +157,10 @@ const kernels::KernelEntry* entry_of(const ProblemShape& s, const GemmTactic& ti
 }
 
 /// The modelled time stream-K after whole rounds must beat (a fraction of
-/// the best split's). The partial wave it takes back costs the 128 x 256
-/// tile 1.3-3% on the suites' shapes (docs/PERF.md stop 45).
-constexpr double kStreamKAfterRoundsGain = 0.985;
+/// the best split's): it changes only the last one-and-a-fraction waves, and
+/// the partial wave it takes back costs the 128 x 256 tile 1.3-3% on the
+/// suites' shapes (docs/PERF.md stop 45), more on shapes of few waves.
+constexpr double kStreamKAfterRoundsGain = 0.99;
 
 int pick_split_k(const ProblemShape& s, const GemmTactic& t) {
   const kernels::KernelEntry* entry = entry_of(s, t);

@@ -6,9 +6,10 @@ to back, and the later ones run throttled).
 
 Runs on the GPU machine with the package from python/ and a host-built
 libfp4moe_c.so (scripts/device_python_prepare.sh):
-  FP4MOE_LIBRARY=build/src/capi/libfp4moe_c.so PYTHONPATH=python python3 tools/probes/dense_tactics.py
+  FP4MOE_LIBRARY=build/src/capi/libfp4moe_c.so PYTHONPATH=python python3 tools/probes/dense_tactics.py [more]
 """
 import statistics
+import sys
 
 import torch
 
@@ -23,6 +24,16 @@ CASES = [
     ("dense", 4096, 4096, 7168),
     ("G4", [8192] * 4, 4096, 7168),
     ("G8", [512] * 8, 7168, 2048),
+]
+# `more` (the first argument): the dense suite's 4096x7168x16384 (6.79
+# waves, 128 K blocks a tile), 2048x7168x16384 (3.39), 4096x4096x7168
+# again, the prefill suite's G8 (54.3 waves, 16 K blocks) and 8192³ again.
+MORE_CASES = [
+    ("dense", 4096, 7168, 16384),
+    ("dense", 2048, 7168, 16384),
+    ("dense", 4096, 4096, 7168),
+    ("G8", [4096] * 8, 7168, 2048),
+    ("dense", 8192, 8192, 8192),
 ]
 TACTICS = {
     "cluster2 sk1": GemmTactic(False, 256, 128, 3, 1, cluster=2),
@@ -54,7 +65,7 @@ def main():
           f"{ROUNDS} rounds taking the tactics in turn")
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     for fmt, quantize in (("nvfp4", fp4moe.quantize_nvfp4), ("mxfp4", fp4moe.quantize_mxfp4)):
-        for name, rows, n, k in CASES:
+        for name, rows, n, k in MORE_CASES if sys.argv[1:] == ["more"] else CASES:
             label = f"{fmt} {name} {rows if name == 'dense' else rows[0]}x{n}x{k}"
             run, out = case_call(fmt, quantize, name, rows, n, k)
             run(TACTICS["cluster2 sk1"])

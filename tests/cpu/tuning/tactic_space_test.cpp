@@ -171,7 +171,17 @@ TEST(TacticSpace, HeuristicPicksTheSweepsBestOnMeasuredRows) {
       {{GemmOp::kDense, Fp4Format::kNVFP4, GemmOutput::kBF16, 64, 2112, 7168, 1}, true, 64, 6},
       // (128x7168x16384: stream-K 70.9-72.8 us, split 2 75.6-77.4, H200 sweep, stop 35)
       {{GemmOp::kDense, Fp4Format::kMXFP4, GemmOutput::kBF16, 128, 7168, 16384, 1}, true, 128, kStreamK},
-      {{GemmOp::kDense, Fp4Format::kNVFP4, GemmOutput::kBF16, 8192, 8192, 8192, 1}, false, 256, 1},
+      // The 128 x 256 tile: stream-K after whole rounds where the last
+      // partial wave costs more than the partials (H200 probe of the
+      // two-CTA tile, stop 46: 8192³ 0.944-0.985x whole tiles' time,
+      // 2048x7168x16384 0.877-0.889x, prefill G4 0.974-0.979x); whole tiles
+      // where it does not (4096x4096x7168 1.027-1.030x, prefill G8
+      // 1.010-1.014x).
+      {{GemmOp::kDense, Fp4Format::kNVFP4, GemmOutput::kBF16, 8192, 8192, 8192, 1}, false, 256, kStreamK},
+      {{GemmOp::kDense, Fp4Format::kMXFP4, GemmOutput::kBF16, 2048, 7168, 16384, 1}, false, 256, kStreamK},
+      {{GemmOp::kContiguous, Fp4Format::kNVFP4, GemmOutput::kBF16, 8192, 4096, 7168, 4}, false, 256, kStreamK},
+      {{GemmOp::kDense, Fp4Format::kNVFP4, GemmOutput::kBF16, 4096, 4096, 7168, 1}, false, 256, 1},
+      {{GemmOp::kContiguous, Fp4Format::kMXFP4, GemmOutput::kBF16, 4096, 7168, 2048, 8}, false, 256, 1},
       // MoE-dense FC2, E = 256, W = 256: swap-AB up to 64 tokens, then the
       // direct 128 x 128 tile (swap bn128 was 0.47x); stream-K at every M
       // (split 2 was 0.87-0.89x of it at one token tile, split 1 0.89x at two).
