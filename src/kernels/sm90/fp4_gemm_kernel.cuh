@@ -282,31 +282,45 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       trace.mark(kTrRoleStart, 0);
       ptx::prefetch_tensor_map(tmap_x);
       ptx::prefetch_tensor_map(tmap_y);
-      std::uint32_t it = 0;
-      Tile t;
-      for (std::int32_t i = 0; next_work(i, t); ++i) {
-        if (i == 0) trace.mark(kTrFirstWork, 0);
-        // A contiguous padding block: nothing to load; in a cluster it still
-        // takes every stage's turn (its peer's consumers release those
-        // stages here too).
-        if (t.group < 0 && !kPair) continue;
-        const TileLoads loads = tile_loads(t);
-        for (int kb = t.unit_begin; kb < t.unit_end; ++kb, ++it) {
-          const int s = it % kStages;
-          trace.mark(kTrEmptyWait, s);
-          if constexpr (kPair) {  // the peer's consumers released it too (their arrives come from the other CTA)
-            ptx::mbar_wait_acquire_cluster(ptx::smem_addr(&empty[s]), ((it / kStages) & 1) ^ 1);
-          } else {
-            ptx::mbar_wait(&empty[s], ((it / kStages) & 1) ^ 1);
+      // The producer's loop, over the work items `next` hands out.
+      auto produce = [&](const auto& next) {
+        std::uint32_t it = 0;
+        Tile t;
+        for (std::int32_t i = 0; next(i, t); ++i) {
+          if (i == 0) trace.mark(kTrFirstWork, 0);
+          // A contiguous padding block: nothing to load; in a cluster it still
+          // takes every stage's turn (its peer's consumers release those
+          // stages here too).
+          if (t.group < 0 && !kPair) continue;
+          const TileLoads loads = tile_loads(t);
+          for (int kb = t.unit_begin; kb < t.unit_end; ++kb, ++it) {
+            const int s = it % kStages;
+            trace.mark(kTrEmptyWait, s);
+            if constexpr (kPair) {  // the peer's consumers released it too (their arrives come from the other CTA)
+              ptx::mbar_wait_acquire_cluster(ptx::smem_addr(&empty[s]), ((it / kStages) & 1) ^ 1);
+            } else {
+              ptx::mbar_wait(&empty[s], ((it / kStages) & 1) ^ 1);
+            }
+            trace.mark(kTrEmptyGot, s);
+            if (t.group < 0) {
+              ptx::mbar_arrive(&full[s]);
+            } else {
+              load_tile_stage(s, loads, kb, kb);
+            }
+            trace.mark(kTrIssued, s);
           }
-          trace.mark(kTrEmptyGot, s);
-          if (t.group < 0) {
-            ptx::mbar_arrive(&full[s]);
-          } else {
-            load_tile_stage(s, loads, kb, kb);
-          }
-          trace.mark(kTrIssued, s);
         }
+      };
+      // The 128 x 256 tiles: whole tiles in a loop of their own. In one
+      // loop with the split work items, whose arithmetic (64-bit divisions,
+      // called as subroutines) leaves its results in vector registers, the
+      // tile's values stayed there and every stage moved them into uniform
+      // registers for its TMAs (23 R2UR a stage against 2): the tile ran
+      // 2-5% slower on whole tiles (docs/PERF.md stop 46).
+      if (Cfg::kReduceFromWorkspace && p.split_k == 1) {
+        produce([&](std::int32_t i, Tile& t) { return sched.template whole_work<kPair>(i, rank, t); });
+      } else {
+        produce(next_work);
       }
       trace.mark_at(kTrGlobalTime, 1, TraceCursor::global_time());
     }

@@ -42,31 +42,6 @@ struct Tile {
   bool multicast;       ///< two-CTA clusters: the pair shares this weight tile (cluster_work)
 };
 
-/// A copy of t through opaque moves. Storing t itself to shared memory made
-/// ptxas keep its fields in vector registers for the whole tile loop, and
-/// the stage loop then moved what derives from them into uniform registers
-/// (R2UR) on every stage.
-__device__ __forceinline__ Tile tile_copy(const Tile& t) {
-  auto opaque = [](std::int32_t v) {
-    std::int32_t r;
-    asm volatile("mov.b32 %0, %1;" : "=r"(r) : "r"(v));
-    return r;
-  };
-  Tile c;
-  c.group = opaque(t.group);
-  c.m0 = opaque(t.m0);
-  c.n0 = opaque(t.n0);
-  c.m_end = opaque(t.m_end);
-  c.index = opaque(t.index);
-  c.unit_begin = opaque(t.unit_begin);
-  c.unit_end = opaque(t.unit_end);
-  c.slot = opaque(t.slot);
-  c.slots = opaque(t.slots);
-  c.partial = opaque(t.partial);
-  c.multicast = opaque(t.multicast) != 0;
-  return c;
-}
-
 /// MoE-dense stream-K's shared-memory tables after the weight prefix
 /// (kMaxWeightedBlocks + 1 ints): every CTA's share boundary (weighted
 /// shares only), then this CTA's segments (equal or weighted shares).
@@ -133,12 +108,7 @@ struct TileScheduler {
         return true;
       }
     }
-    if (p.split_k == 1) {  // (no division)
-      const std::int32_t id = blockIdx.x + i * static_cast<std::int32_t>(gridDim.x);
-      if (id >= tiles) return false;
-      t = tile(id);
-      return true;
-    }
+    if (p.split_k == 1) return whole_work<false>(i, 0, t);  // (no division)
     WorkItem w;
     if (!work_item(tiles, units, p.split_k, blockIdx.x, static_cast<std::int32_t>(gridDim.x), i, w)) return false;
     t = tile(static_cast<std::int32_t>(w.tile));
@@ -166,17 +136,46 @@ struct TileScheduler {
   /// CTA loads its own weights, and a padding block (or one past ΣM) loads
   /// nothing but still takes every stage's turn, so the pair's stage rings
   /// stay in step.
+  ///
+  /// Split work (split_k ≠ 1): work_item over the pairs, both CTAs of a
+  /// cluster taking the same units of their own tiles; a CTA's partial tile
+  /// is the pair's times two plus its rank.
   __device__ bool cluster_work(std::int32_t i, std::uint32_t rank, Tile& t) const {
     static_assert(kLayout == Layout::kDense || kLayout == Layout::kContiguous, "clusters pair token blocks");
-    const std::int32_t t_blocks = tiles / n_blocks, pairs = (t_blocks + 1) / 2 * n_blocks;
+    if (p.split_k == 1) return whole_work<true>(i, rank, t);
     WorkItem w;
-    if (p.split_k == 1) {  // (no division)
-      w.tile = blockIdx.x / 2 + i * (gridDim.x / 2);
-      if (w.tile >= pairs) return false;
-    } else if (!work_item(pairs, units, p.split_k, blockIdx.x / 2, static_cast<std::int32_t>(gridDim.x / 2), i, w)) {
-      return false;
+    if (!work_item(pairs(), units, p.split_k, blockIdx.x / 2, static_cast<std::int32_t>(gridDim.x / 2), i, w)) return false;
+    pair_tile(static_cast<std::int32_t>(w.tile), rank, t);
+    take_range(w, t);
+    t.partial = static_cast<std::int32_t>(2 * w.partial + rank);
+    return true;
+  }
+
+  /// Pairs of token blocks against weight blocks (two-CTA clusters).
+  __device__ std::int32_t pairs() const { return (tiles / n_blocks + 1) / 2 * n_blocks; }
+
+  /// Whole tiles only (split_k 1): work(i, t), or with two-CTA clusters
+  /// (kPair) cluster_work(i, rank, t), without the split work items'
+  /// arithmetic.
+  template <bool kPair>
+  __device__ bool whole_work(std::int32_t i, std::uint32_t rank, Tile& t) const {
+    if constexpr (kPair) {
+      const std::int32_t id = static_cast<std::int32_t>(blockIdx.x / 2 + i * (gridDim.x / 2));
+      if (id >= pairs()) return false;
+      pair_tile(id, rank, t);
+      return true;
     }
-    const std::int32_t id = static_cast<std::int32_t>(w.tile);
+    const std::int32_t id = blockIdx.x + i * static_cast<std::int32_t>(gridDim.x);
+    if (id >= tiles) return false;
+    t = tile(id);
+    return true;
+  }
+
+  /// Pair `id` (weight blocks fastest) as the CTA of rank `rank` sees it:
+  /// its token block 2q + rank against weight block id mod n_blocks, all
+  /// units.
+  __device__ void pair_tile(std::int32_t id, std::uint32_t rank, Tile& t) const {
+    const std::int32_t t_blocks = tiles / n_blocks;
     const std::int32_t q = static_cast<std::int32_t>(p.n_blocks_div.div(static_cast<std::uint32_t>(id)));
     const std::int32_t tb = 2 * q + static_cast<std::int32_t>(rank), wb = id - q * n_blocks;
     if constexpr (kLayout == Layout::kDense) {
@@ -193,11 +192,6 @@ struct TileScheduler {
       }
       t.multicast = t.group >= 0 && t.group == peer_group;
     }
-    if (p.split_k != 1) {
-      take_range(w, t);
-      t.partial = static_cast<std::int32_t>(2 * w.partial + rank);
-    }
-    return true;
   }
 
   /// Output tile `index`, covering all its units.
