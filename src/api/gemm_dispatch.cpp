@@ -213,9 +213,11 @@ void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, c
   std::int64_t work = plan.max_tiles * plan.split_k;
   // MoE-dense's tiles (not its gather tiles) read stream-K shares from a
   // table, which shares over several token tiles by the experts each token
-  // tile uses (a short last tile skips more of them); every other layout
-  // splits by kernels::work_item, after rounds of whole tiles.
+  // tile uses (a short last tile skips more of them); the 128 x 256 tiles
+  // split by kernels::work_item, after rounds of whole tiles, their
+  // partials the shared region's only.
   const bool table_shares = plan.kernel->layout == kernels::Layout::kMoeDense && !plan.kernel->tactic.moe_gather;
+  const bool whole_rounds = plan.kernel->stream_k_whole_rounds;
   const int cluster = plan.kernel->tactic.cluster;
   // Two-CTA clusters take pairs of token blocks as their work items.
   const std::int64_t w_blocks = plan.token_blocks > 0 ? plan.max_tiles / plan.token_blocks : 0;
@@ -228,13 +230,14 @@ void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, c
     const std::int64_t resident = plan.kernel->resident_ctas() / cluster;
     grid = table_shares ? kernels::moe_stream_k_grid(plan.max_tiles, plan.units, resident)
                         : std::max<std::int64_t>(1, std::min(resident, work));
-    if (table_shares) {
+    if (!whole_rounds) {
       const kernels::StreamK sk{plan.max_tiles, plan.units, static_cast<std::int32_t>(grid)};
-      weighted = plan.token_blocks >= 2 && plan.token_blocks <= kernels::kMaxWeightedBlocks && sk.weights_apply();
+      weighted = table_shares && plan.token_blocks >= 2 && plan.token_blocks <= kernels::kMaxWeightedBlocks &&
+                 sk.weights_apply();
       p.split_slots = sk.max_slots(weighted);
     }
   }
-  if (!table_shares && plan.split_k != 1) {
+  if (whole_rounds && plan.split_k != 1) {
     const kernels::SplitWorkspaceShape ws =
         kernels::split_workspace_shape(items, plan.units, plan.split_k, static_cast<std::int32_t>(std::max<std::int64_t>(grid, 1)));
     p.split_slots = ws.slots;

@@ -106,7 +106,7 @@ double modelled_stages(const ProblemShape& s, const GemmTactic& t, const kernels
   // whatever the tile's stage.)
   const int stage_k = s.layout == kernels::Layout::kMoeDense ? 128 : t.block_k;
   const double stages = double((s.k + stage_k - 1) / stage_k), stages_per_unit = stages / std::max(1, units);
-  if (split == kStreamK && s.layout != kernels::Layout::kMoeDense) {
+  if (split == kStreamK && entry.stream_k_whole_rounds) {
     // Whole tiles for stream_k_whole_rounds rounds, then equal shares of the
     // rest (kernels::work_item). After whole rounds a CTA's partials (up to
     // two split tiles, each stored and, by the last contributor, read back
@@ -183,7 +183,7 @@ int pick_split_k(const ProblemShape& s, const GemmTactic& t) {
   // waves, so a smaller modelled gain is taken there.
   const std::int64_t slots = std::int64_t(std::max(1, s.sm_count)) * entry->ctas_per_sm;
   const bool after_rounds =
-      s.layout != kernels::Layout::kMoeDense && kernels::stream_k_whole_rounds(output_tiles(s, t, entry->block_m), slots) > 0;
+      entry->stream_k_whole_rounds && kernels::stream_k_whole_rounds(output_tiles(s, t, entry->block_m), slots) > 0;
   const double gain = after_rounds ? kStreamKAfterRoundsGain : 0.95;
   if (check_tactic(s, streamk).ok() && modelled_stages(s, t, *entry, kStreamK) < gain * best_time) best = kStreamK;
   return best;
@@ -452,6 +452,7 @@ std::string tactic_space_version() {
     mix(e.ctas_per_sm);
     mix(e.max_split_k);
     mix(e.stream_k);
+    mix(e.stream_k_whole_rounds);
   }
   char buf[24];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));

@@ -164,7 +164,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // A work item covers units [t.unit_begin, t.unit_end) of its tile: K
   // blocks, or for MoE-dense whole experts.
   const int k_iters = (p.k + BK - 1) / BK;
-  const TileScheduler<Cfg::kLayout, Cfg::BT, Cfg::BW> sched(p, prefix, Cfg::kMoe || Cfg::kGather ? p.experts : k_iters);
+  const TileScheduler<Cfg::kLayout, Cfg::BT, Cfg::BW, Cfg::kReduceFromWorkspace> sched(p, prefix, Cfg::kMoe || Cfg::kGather ? p.experts : k_iters);
   auto next_work = [&](std::int32_t i, Tile& t) {
     if constexpr (kPair) {
       return sched.cluster_work(i, rank, t);
@@ -1258,8 +1258,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         if (Cfg::kReduceFromWorkspace && kPair && t.m0 >= t.m_end) continue;
         // Float4 i of thread ctid at i * kConsumerThreads + ctid: a warp's
         // store or load covers 512 contiguous bytes (four whole lines).
-        float4* tile_ws =
-            reinterpret_cast<float4*>(p.split_partials + std::int64_t(t.partial) * p.split_slots * Cfg::kTileFloats) + ctid;
+        const std::int64_t partial = Cfg::kReduceFromWorkspace ? t.partial : t.index;  // (Tile::partial)
+        float4* tile_ws = reinterpret_cast<float4*>(p.split_partials + partial * p.split_slots * Cfg::kTileFloats) + ctid;
         float4* mine = tile_ws + t.slot * (Cfg::kTileFloats / 4);
 #pragma unroll
         for (int i = 0; i < BN / 8; ++i)

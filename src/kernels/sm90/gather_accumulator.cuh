@@ -65,7 +65,7 @@ __device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc
   const float4* slots = nullptr;  // the tile's partials, where it has several contributors
   if (t.slots > 1) {
     if (t.slots > p.split_slots) __trap();  // the host sized the workspace by a bound this broke
-    float* tile_ws = p.split_partials + std::int64_t(t.partial) * p.split_slots * tile_floats;
+    float* tile_ws = p.split_partials + std::int64_t(t.index) * p.split_slots * tile_floats;
     float4* mine = reinterpret_cast<float4*>(tile_ws + t.slot * tile_floats);
     for (std::int32_t idx = ctid; idx < p.m * kQuads; idx += Cfg::kConsumerThreads) {
       mine[idx] = *cell(idx);

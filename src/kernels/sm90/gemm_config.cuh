@@ -293,7 +293,8 @@ struct GemmConfig {
   // kMaxDeferredTiles records of 16 bytes (stream-K's shares meet at most
   // three tiles past the whole rounds).
   static constexpr int kMaxDeferredTiles = 4;
-  static constexpr int kOffDeferred = align_up(kOffPrefix + 4 * kPrefixInts, 16);
+  static constexpr int kOffDeferred =
+      kReduceFromWorkspace ? align_up(kOffPrefix + 4 * kPrefixInts, 16) : kOffPrefix + 4 * kPrefixInts;
   static constexpr int kOffAlphaRing = kOffDeferred + (kReduceFromWorkspace ? 16 + 16 * kMaxDeferredTiles : 0);
   // The scale table: one 32-bit factor per scale code (fp4_dequant.cuh,
   // scale_table_entry), so the loops never convert a code themselves.

@@ -143,6 +143,7 @@ KernelEntry entry() {
   KernelEntry e{Cfg::kNvfp4 ? Fp4Format::kNVFP4 : Fp4Format::kMXFP4, op_layout, t, Cfg::BM, Cfg::kCtasPerSm,
                 Cfg::kSplitK && !Cfg::kReduceFromWorkspace ? 8 : 1, Cfg::kMaxTokens, &launch_gemm<Cfg>};
   e.stream_k = Cfg::kSplitK;
+  e.stream_k_whole_rounds = Cfg::kSplitK && Cfg::kReduceFromWorkspace;
   if constexpr (Cfg::kPrepackable) e.launch_prepacked = &launch_gemm<typename Cfg::PrepackedB>;
   e.resident_ctas = &resident_ctas<Cfg>;
   return e;

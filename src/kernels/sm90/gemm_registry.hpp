@@ -42,6 +42,9 @@ struct KernelEntry {
   /// Runs stream-K (split_k 0): every tile with split-K, the 128 x 256 ones
   /// included, which take no fixed split.
   bool stream_k = false;
+  /// Its stream-K runs whole rounds of tiles first (kernels::work_item): the
+  /// 128 x 256 tiles. Otherwise every CTA shares all tiles' units.
+  bool stream_k_whole_rounds = false;
   /// CTAs the device holds at once (two a resident cluster for two-CTA
   /// tiles): stream-K's grid. (The prepacked kernel's is the same.)
   int (*resident_ctas)() = nullptr;

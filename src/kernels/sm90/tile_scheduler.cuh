@@ -38,7 +38,9 @@ struct Tile {
   std::int32_t index;   ///< output tile (split-K counters and partials)
   std::int32_t unit_begin, unit_end;  ///< the K units (K blocks or experts) this work item covers
   std::int32_t slot, slots;           ///< its partial's slot among the tile's `slots` contributors
-  std::int32_t partial;               ///< slots > 1: its partial tile (WorkItem::partial; clusters: · 2 + rank)
+  /// slots > 1 on the kWholeRounds tiles: its partial tile (WorkItem::partial;
+  /// clusters: · 2 + rank). Elsewhere the tile's own (index).
+  std::int32_t partial;
   bool multicast;       ///< two-CTA clusters: the pair shares this weight tile (cluster_work)
 };
 
@@ -57,7 +59,12 @@ __device__ inline StreamKSegmentTable* stream_k_segment_table(const std::int32_t
 /// Shared-memory bytes of the weight prefix and both tables (8-byte alignment slack included).
 constexpr int kStreamKTableBytes = 4 * (kMaxWeightedBlocks + 1 + kMaxWeightedCtas + 1) + 4 + int(sizeof(StreamKSegmentTable));
 
-template <Layout kLayout, int BT, int BW>
+/// kWholeRounds: stream-K (split_k 0) after whole rounds of tiles
+/// (kernels::work_item; the 128 x 256 tiles), whose partial tiles are the
+/// shared region's only (Tile::partial). Otherwise the work items as before
+/// it: stream-K shares every tile's units, and a tile's partials are its
+/// own.
+template <Layout kLayout, int BT, int BW, bool kWholeRounds = false>
 struct TileScheduler {
   /// Output columns a tile covers (FC1: half its weight rows are gate rows).
   static constexpr int kOutCols = kLayout == Layout::kMoeFc1 ? BW / 2 : BW;
@@ -109,6 +116,28 @@ struct TileScheduler {
       }
     }
     if (p.split_k == 1) return whole_work<false>(i, 0, t);  // (no division)
+    if constexpr (!kWholeRounds) {
+      // (The split arithmetic as before work_item: in 64 bits it made ptxas
+      // spill 80-200 bytes more in the MoE-dense tiles.)
+      if (p.split_k == 0) {
+        StreamKSegment s;
+        if (!StreamK{tiles, units, static_cast<std::int32_t>(gridDim.x)}.segment(blockIdx.x, i, s)) return false;
+        t = tile(static_cast<std::int32_t>(s.tile));
+        t.unit_begin = s.unit_begin;
+        t.unit_end = s.unit_end;
+        t.slot = s.slot;
+        t.slots = s.slots;
+        return true;
+      }
+      const std::int32_t id = blockIdx.x + i * static_cast<std::int32_t>(gridDim.x);
+      if (id >= tiles * p.split_k) return false;
+      t = tile(id / p.split_k);
+      t.slot = id % p.split_k;
+      t.slots = p.split_k;
+      t.unit_begin = static_cast<std::int32_t>(std::int64_t(units) * t.slot / p.split_k);
+      t.unit_end = static_cast<std::int32_t>(std::int64_t(units) * (t.slot + 1) / p.split_k);
+      return true;
+    }
     WorkItem w;
     if (!work_item(tiles, units, p.split_k, blockIdx.x, static_cast<std::int32_t>(gridDim.x), i, w)) return false;
     t = tile(static_cast<std::int32_t>(w.tile));
