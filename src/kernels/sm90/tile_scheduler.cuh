@@ -105,13 +105,7 @@ struct TileScheduler {
     if constexpr (kLayout == Layout::kMoeDense) {
       if (p.split_k == 0) {
         if (i >= stream_k_segments->count) return false;
-        const StreamKSegment s = stream_k_segments->segment[i];
-        t = tile(static_cast<std::int32_t>(s.tile));
-        t.unit_begin = s.unit_begin;
-        t.unit_end = s.unit_end;
-        t.slot = s.slot;
-        t.slots = s.slots;
-        t.partial = t.index;
+        t = segment_tile(stream_k_segments->segment[i]);
         return true;
       }
     }
@@ -122,11 +116,7 @@ struct TileScheduler {
       if (p.split_k == 0) {
         StreamKSegment s;
         if (!StreamK{tiles, units, static_cast<std::int32_t>(gridDim.x)}.segment(blockIdx.x, i, s)) return false;
-        t = tile(static_cast<std::int32_t>(s.tile));
-        t.unit_begin = s.unit_begin;
-        t.unit_end = s.unit_end;
-        t.slot = s.slot;
-        t.slots = s.slots;
+        t = segment_tile(s);
         return true;
       }
       const std::int32_t id = blockIdx.x + i * static_cast<std::int32_t>(gridDim.x);
@@ -144,6 +134,16 @@ struct TileScheduler {
     take_range(w, t);
     t.partial = static_cast<std::int32_t>(w.partial);
     return true;
+  }
+
+  /// A stream-K segment's tile, with its units and slot.
+  __device__ Tile segment_tile(const StreamKSegment& s) const {
+    Tile t = tile(static_cast<std::int32_t>(s.tile));
+    t.unit_begin = s.unit_begin;
+    t.unit_end = s.unit_end;
+    t.slot = s.slot;
+    t.slots = s.slots;
+    return t;
   }
 
   /// A work item's units and slot into its tile.
