@@ -1106,8 +1106,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // writing the record at the arrival, or asking the scheduler for the tile
   // again after the loop each made ptxas spill the stage loop's state or
   // move its descriptor arithmetic out of uniform registers: the loop has no
-  // register to spare. Stream-K's split tiles are a CTA's last three items
-  // at most, and consecutive.
+  // register to spare. Stream-K's split tiles lie within a CTA's last three
+  // items, so their records never share a place.
   [[maybe_unused]] std::uint32_t* const deferred_mask = reinterpret_cast<std::uint32_t*>(smem + Cfg::kOffDeferred);
   [[maybe_unused]] int4* const deferred_tiles = reinterpret_cast<int4*>(smem + Cfg::kOffDeferred + 16);
   for (std::int32_t work_item = 0; (trace.mark(kTrAskWork, 0), next_work(work_item, t)); ++work_item) {

@@ -319,8 +319,10 @@ struct GemmConfig {
   // float4 at a time, which cost the tile 14-16%, docs/PERF.md stop 45). So
   // its contributors only store their partials, and the last one, with its
   // accumulators stored too, adds the slots from the workspace straight into
-  // D (kReduceFromWorkspace). MoE-dense's and FC1's 128 x 256 tiles keep
-  // no split-K: their shapes fill the SMs with whole tiles.
+  // D after its tile loop (kReduceFromWorkspace). It splits by stream-K
+  // alone, after whole rounds of tiles (stream_k.hpp: work_item).
+  // MoE-dense's and FC1's 128 x 256 tiles keep no split-K: their shapes
+  // fill the SMs with whole tiles.
   // (The gather layout splits too: its partials are the shared accumulator's.)
   static constexpr bool kSplitK = kGather || kSwap || BN <= 128 || (kReduceFromWorkspace && !kMoe && !kFc1);
   /// Gather: shared memory for M tokens, and the most tokens one CTA holds.

@@ -160,8 +160,8 @@ struct StreamK {
   }
 };
 
-/// Stream-K over many tiles (every layout but MoE-dense, whose shares come
-/// from a table): whole tiles, CTA c taking tile c + r·G in round r, for all
+/// Stream-K over many tiles (the 128 x 256 tiles: KernelEntry::
+/// stream_k_whole_rounds): whole tiles, CTA c taking tile c + r·G in round r, for all
 /// but the last one-and-a-fraction waves, and stream-K's equal shares over
 /// those. Only the partial wave costs anything to take back (a CTA with one
 /// tile fewer idles for a tile's time), and sharing 1 + f waves instead of
@@ -226,7 +226,7 @@ FP4MOE_HD bool work_item(std::int64_t tiles, std::int32_t units, std::int32_t sp
   return true;
 }
 
-/// What a launch's partial tiles take (every layout but MoE-dense): the
+/// What a launch's partial tiles take under work_item (the 128 x 256 tiles): the
 /// most contributors a tile has (split_slots) and the partial tiles the
 /// workspace holds, per CTA of a tile's cluster.
 struct SplitWorkspaceShape {

@@ -4,9 +4,10 @@
 // weight tiles stay in L2. A CTA's work items (work(i, t)) are whole tiles,
 // split-K slices of them (split_k ≥ 2: slice s of a tile covers units
 // [s·U/split, (s+1)·U/split) of its U units, K blocks or experts), or
-// stream-K segments after rounds of whole tiles (split_k = 0, stream_k.hpp:
-// work_item); with two-CTA clusters, pairs of token blocks (cluster_work),
-// sliced and shared the same way, both CTAs of a pair taking the same units.
+// stream-K segments (split_k = 0, stream_k.hpp; the 128 x 256 tiles after
+// rounds of whole tiles: work_item); with two-CTA clusters, pairs of token
+// blocks (cluster_work), shared the same way, both CTAs of a pair taking the
+// same units.
 //
 //   dense       one group, M tokens
 //   contiguous  ΣM token rows; the expert of a token block is m_indices of its
