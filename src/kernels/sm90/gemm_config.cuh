@@ -115,9 +115,12 @@ struct GemmConfig {
   // stage of an expert, that expert's alpha for the tile's BT tokens.
   static constexpr bool kMoe = kLayout == Layout::kMoeDense;
   static constexpr bool kFc1 = kLayout == Layout::kMoeFc1;
-  /// Split tiles' last contributors add the partials from the workspace
-  /// into D after the tile loop (kSplitK below says why).
-  static constexpr bool kReduceFromWorkspace = !kSwap && !kGather && BN == 256;
+  /// The 128 x 256 tiles of the dense, contiguous and masked layouts: split
+  /// tiles' last contributors add the partials from the workspace into D
+  /// after the tile loop (kSplitK below says why). MoE-dense's and FC1's
+  /// 128 x 256 tiles keep no split-K: their shapes fill the SMs with whole
+  /// tiles.
+  static constexpr bool kReduceFromWorkspace = !kSwap && !kGather && !kMoe && !kFc1 && BN == 256;
   static constexpr int kOffHeader = kOffYScale + kYScaleBytes;
   static constexpr int kHeaderBytes = kMoe ? 16 + 4 * BT : kGather ? int(sizeof(GatherStageHeader)) : 0;
   // Arrivals that fill a stage: the producer thread's expect_tx, or in
@@ -321,10 +324,8 @@ struct GemmConfig {
   // accumulators stored too, adds the slots from the workspace straight into
   // D after its tile loop (kReduceFromWorkspace). It splits by stream-K
   // alone, after whole rounds of tiles (stream_k.hpp: work_item).
-  // MoE-dense's and FC1's 128 x 256 tiles keep no split-K: their shapes
-  // fill the SMs with whole tiles.
   // (The gather layout splits too: its partials are the shared accumulator's.)
-  static constexpr bool kSplitK = kGather || kSwap || BN <= 128 || (kReduceFromWorkspace && !kMoe && !kFc1);
+  static constexpr bool kSplitK = kGather || kSwap || BN <= 128 || kReduceFromWorkspace;
   /// Gather: shared memory for M tokens, and the most tokens one CTA holds.
   static constexpr std::int64_t gather_smem_bytes(std::int64_t m) { return kSmemBytes + 4 * kGatherAccStride * m; }
   // (An SM has 228 KB of shared memory, 1 KB of it reserved per CTA.)

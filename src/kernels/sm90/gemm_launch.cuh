@@ -33,13 +33,15 @@ struct GemmLaunchAttributes {
 
 /// Two-CTA clusters that fit at once (66 on an H200's 132 SMs), asked once
 /// per device and thread: the grid is persistent, one cluster per resident
-/// pair. `cfg` carries the cluster shape and the shared memory.
-template <class Cfg>
-int resident_clusters(const cudaLaunchConfig_t& cfg) {
+/// pair. `config()` gives the launch configuration (cluster shape, shared
+/// memory), built only when the device is asked.
+template <class Cfg, class Config>
+int resident_clusters(const Config& config) {
   static thread_local int cached_device = -1, cached_clusters = 0;
   int device = 0;
   FP4MOE_CUDA_CHECK(cudaGetDevice(&device));
   if (device != cached_device) {
+    const cudaLaunchConfig_t cfg = config();
     FP4MOE_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&cached_clusters, fp4_gemm_kernel<Cfg>, &cfg));
     cached_device = device;
   }
@@ -68,7 +70,7 @@ template <class Cfg>
 int resident_ctas() {
   if constexpr (Cfg::kCluster == 2) {
     const GemmLaunchAttributes attrs(Cfg::kCluster);
-    return 2 * resident_clusters<Cfg>(gemm_launch_config<Cfg>(Cfg::kSmemBytes, nullptr, attrs));
+    return 2 * resident_clusters<Cfg>([&] { return gemm_launch_config<Cfg>(Cfg::kSmemBytes, nullptr, attrs); });
   } else {
     return detail::current_device_sm_count() * Cfg::kCtasPerSm;
   }
@@ -108,7 +110,7 @@ void launch_gemm(const LaunchArgs& args) {
     // every resident cluster, at most one per pair of work items.
     const std::int64_t clusters =
         args.grid > 0 ? args.grid / 2
-                      : std::max<std::int64_t>(1, std::min<std::int64_t>(resident_clusters<Cfg>(cfg), (args.max_tiles + 1) / 2));
+                      : std::max<std::int64_t>(1, std::min<std::int64_t>(resident_clusters<Cfg>([&] { return cfg; }), (args.max_tiles + 1) / 2));
     cfg.gridDim = dim3(static_cast<unsigned>(2 * clusters));
     FP4MOE_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, ta, tb, td, params));
     return;
@@ -143,7 +145,7 @@ KernelEntry entry() {
   KernelEntry e{Cfg::kNvfp4 ? Fp4Format::kNVFP4 : Fp4Format::kMXFP4, op_layout, t, Cfg::BM, Cfg::kCtasPerSm,
                 Cfg::kSplitK && !Cfg::kReduceFromWorkspace ? 8 : 1, Cfg::kMaxTokens, &launch_gemm<Cfg>};
   e.stream_k = Cfg::kSplitK;
-  e.stream_k_whole_rounds = Cfg::kSplitK && Cfg::kReduceFromWorkspace;
+  e.stream_k_whole_rounds = Cfg::kReduceFromWorkspace;
   if constexpr (Cfg::kPrepackable) e.launch_prepacked = &launch_gemm<typename Cfg::PrepackedB>;
   e.resident_ctas = &resident_ctas<Cfg>;
   return e;
