@@ -1019,12 +1019,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   auto row_of = [&](const Tile& t, int r) {
     return Cfg::kSwap ? t.m0 + 8 * (r / 2) + 2 * j + r % 2 : t.m0 + x_r0 + 8 * r;
   };
-  // kEpiloguePrefetch: this thread's 16 bytes of copied epilogue values for
-  // work item i (gemm_config.cuh; two slots, by the item's parity).
-  [[maybe_unused]] auto epilogue_words = [&](std::int32_t i) {
-    static_assert(!Cfg::kEpiloguePrefetch || kOutRows == 2, "two rows' m_indices a thread");
-    return smem_base + Cfg::kOffEpilogueWords + 16 * (std::uint32_t(ctid) + Cfg::kConsumerThreads * std::uint32_t(i & 1));
-  };
   const int d_elem = p.d_is_bf16 ? 2 : 4;
   const bool d_pairs_aligned = reinterpret_cast<std::uintptr_t>(p.d) % (2 * d_elem) == 0 && p.ldd % 2 == 0 &&
                                (Cfg::kLayout != Layout::kMasked || p.d_group_stride % 2 == 0);
@@ -1216,26 +1210,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       if constexpr (Cfg::kReduceFromWorkspace) {  // (every thread writes the same record)
         if (t.slots > 1) deferred_tiles[work_item % Cfg::kMaxDeferredTiles] = make_int4(t.index, t.slots, t.partial, 0);
       }
-      if constexpr (Cfg::kEpiloguePrefetch) {  // the epilogue's global values, landing while the tile runs
-        // (The wait: this slot's last copies, two items back, had no
-        // epilogue to wait for them if that item was a split one.)
-        ptx::cp_async_wait<0>();
-        const std::uint32_t words = epilogue_words(work_item);
-        if (t.group >= 0) {
-          if constexpr (kNv) {
-            ptx::cp_async_4(words, p.a.global + a_scale_group(t), 4);
-            ptx::cp_async_4(words + 4, p.b.global + b_scale_group(t), 4);
-          }
-          if constexpr (Cfg::kLayout == Layout::kContiguous) {
-#pragma unroll
-            for (int r = 0; r < 2; ++r) {  // rows past the group's end read as 0 (not padding: never stored)
-              const std::int32_t m = row_of(t, r);
-              ptx::cp_async_4(words + 8 + 4 * r, p.m_indices + (m < t.m_end ? m : 0), m < t.m_end ? 4u : 0u);
-            }
-          }
-          ptx::cp_async_commit();
-        }
-      }
 #pragma unroll
       for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
       const std::int32_t xs_row0 = x_scale_row0(t) % 128;
@@ -1335,15 +1309,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 
       // -------------------------------------------------------- epilogue
       float factor = dequant_offset_correction<kNv>();
-      [[maybe_unused]] std::uint32_t words = 0;  // kEpiloguePrefetch: this item's copied values
-      if constexpr (Cfg::kEpiloguePrefetch) {
-        ptx::cp_async_wait<0>();
-        words = epilogue_words(work_item);
-      }
       if constexpr (kEarlyGlobalScales) {
         factor *= global_ab;
-      } else if constexpr (kNv && Cfg::kEpiloguePrefetch) {
-        if (t.group >= 0) factor *= __uint_as_float(ptx::lds32(words)) * __uint_as_float(ptx::lds32(words + 4));
       } else if constexpr (kNv) {
         if (t.group >= 0) factor *= p.a.global[a_scale_group(t)] * p.b.global[b_scale_group(t)];
       }
@@ -1360,11 +1327,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 #pragma unroll
         for (int r = 0; r < kOutRows; ++r) {
           const std::int32_t m = row_of(t, r);
-          if constexpr (Cfg::kEpiloguePrefetch) {
-            if (t.group < 0 || (m < t.m_end && std::int32_t(ptx::lds32(words + 8 + 4 * r)) < 0)) pad |= std::uint64_t(1) << r;
-          } else {
-            if (t.group < 0 || (m < t.m_end && p.m_indices[m] < 0)) pad |= std::uint64_t(1) << r;
-          }
+          if (t.group < 0 || (m < t.m_end && p.m_indices[m] < 0)) pad |= std::uint64_t(1) << r;
         }
       }
       std::int64_t d_off0 = 0;

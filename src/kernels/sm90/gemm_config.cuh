@@ -306,17 +306,7 @@ struct GemmConfig {
   // launch for M tokens (gather_smem_bytes).
   // (16-byte aligned: gather_store_tile moves it as float4; the barriers
   // before it are 8 bytes each, so an odd consumer count would misalign it.)
-  // The 128 x 256 tiles with TMA stores: the values their epilogue reads
-  // from global memory (NVFP4: the tile's two global scales; contiguous: the
-  // thread's two output rows' m_indices) copied into 16 bytes of shared
-  // memory a consumer thread as each work item starts (cp.async), two slots
-  // by item parity, so the epilogue reads them with shared loads instead of
-  // waiting out an L2 round trip after the tile's last MMAs (docs/PERF.md
-  // stop 47). Nothing is held in registers across the stage loop.
-  static constexpr bool kEpiloguePrefetch = kTmaStores && (kNvfp4 || kLayout == Layout::kContiguous);
-  static constexpr int kOffEpilogueWords = align_up(kOffScaleTable + 4 * 256, 16);
-  static constexpr int kEpilogueWordsBytes = kEpiloguePrefetch ? 2 * 16 * kConsumerThreads : 0;
-  static constexpr int kOffGatherAcc = align_up(kOffEpilogueWords + kEpilogueWordsBytes, 16);
+  static constexpr int kOffGatherAcc = align_up(kOffScaleTable + 4 * 256, 16);
   static constexpr int kGatherAccStride = BM + 4;
   static constexpr int kSmemBytes = kOffGatherAcc + 1024;  // + alignment slack
   static constexpr int kTileFloats = BM * BN;  // one split-K partial tile
