@@ -237,9 +237,9 @@ void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, c
       p.split_slots = sk.max_slots(weighted);
     }
   }
-  if (whole_rounds && plan.split_k != 1) {
+  if (whole_rounds && plan.split_k == 0) {  // (these tiles take no fixed split: validated above)
     const kernels::SplitWorkspaceShape ws =
-        kernels::split_workspace_shape(items, plan.units, plan.split_k, static_cast<std::int32_t>(std::max<std::int64_t>(grid, 1)));
+        kernels::split_workspace_shape(items, plan.units, static_cast<std::int32_t>(std::max<std::int64_t>(grid, 1)));
     p.split_slots = ws.slots;
     partial_tiles = ws.partial_tiles * cluster;  // a cluster's CTAs store a partial each
   }

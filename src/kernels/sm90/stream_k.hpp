@@ -172,11 +172,10 @@ FP4MOE_HD std::int64_t stream_k_whole_rounds(std::int64_t tiles, std::int32_t ct
   return waves >= 2 ? waves - 1 : 0;
 }
 
-/// A CTA's (or a two-CTA cluster's) work item: units [unit_begin,
+/// A CTA's (or a two-CTA cluster's) stream-K work item: units [unit_begin,
 /// unit_end) of one tile, slot `slot` of its `slots` contributors, and the
-/// partial tile it stores where slots > 1 (split-K: the tile; stream-K: the
-/// tile's index past the whole rounds, so the workspace holds only the
-/// shared region's tiles).
+/// partial tile it stores where slots > 1: the tile's index past the whole
+/// rounds, so the workspace holds only the shared region's tiles.
 struct WorkItem {
   std::int64_t tile;
   std::int32_t unit_begin, unit_end;
@@ -184,58 +183,43 @@ struct WorkItem {
   std::int64_t partial;
 };
 
-/// Work item i of CTA c of G over `tiles` tiles of `units` units each:
-/// split 1 whole tiles (c + i·G), split ≥ 2 slices (item c + i·G is slice
-/// item % split of tile item / split, as equal as units allow), split 0
-/// stream-K after stream_k_whole_rounds whole rounds. False past the CTA's
-/// last item.
-FP4MOE_HD bool work_item(std::int64_t tiles, std::int32_t units, std::int32_t split, std::int64_t c, std::int32_t ctas,
-                         std::int32_t i, WorkItem& w) {
+/// Stream-K work item i of CTA c of G over `tiles` tiles of `units` units
+/// each: stream_k_whole_rounds whole rounds (tile c + i·G), then stream-K's
+/// equal shares of the rest. False past the CTA's last item. (The 128 x 256
+/// tiles take no fixed split, and run whole tiles without this arithmetic:
+/// TileScheduler::whole_work.)
+FP4MOE_HD bool work_item(std::int64_t tiles, std::int32_t units, std::int64_t c, std::int32_t ctas, std::int32_t i,
+                         WorkItem& w) {
   w.slot = 0;
   w.slots = 1;
   w.unit_begin = 0;
   w.unit_end = units;
-  if (split == 0) {
-    const std::int64_t rounds = stream_k_whole_rounds(tiles, ctas);
-    if (i < rounds) {
-      w.tile = c + std::int64_t(i) * ctas;
-      w.partial = 0;
-      return true;
-    }
-    const std::int64_t first = rounds * ctas;
-    StreamKSegment s;
-    if (!StreamK{tiles - first, units, ctas}.segment(c, static_cast<int>(i - rounds), s)) return false;
-    w.tile = first + s.tile;
-    w.unit_begin = s.unit_begin;
-    w.unit_end = s.unit_end;
-    w.slot = s.slot;
-    w.slots = s.slots;
-    w.partial = s.tile;
+  const std::int64_t rounds = stream_k_whole_rounds(tiles, ctas);
+  if (i < rounds) {
+    w.tile = c + std::int64_t(i) * ctas;
+    w.partial = 0;
     return true;
   }
-  const std::int64_t id = c + std::int64_t(i) * ctas;
-  if (id >= tiles * split) return false;
-  w.tile = id / split;
-  w.partial = w.tile;
-  if (split > 1) {
-    w.slot = static_cast<std::int32_t>(id % split);
-    w.slots = split;
-    w.unit_begin = static_cast<std::int32_t>(std::int64_t(units) * w.slot / split);
-    w.unit_end = static_cast<std::int32_t>(std::int64_t(units) * (w.slot + 1) / split);
-  }
+  const std::int64_t first = rounds * ctas;
+  StreamKSegment s;
+  if (!StreamK{tiles - first, units, ctas}.segment(c, static_cast<int>(i - rounds), s)) return false;
+  w.tile = first + s.tile;
+  w.unit_begin = s.unit_begin;
+  w.unit_end = s.unit_end;
+  w.slot = s.slot;
+  w.slots = s.slots;
+  w.partial = s.tile;
   return true;
 }
 
-/// What a launch's partial tiles take under work_item (the 128 x 256 tiles): the
-/// most contributors a tile has (split_slots) and the partial tiles the
-/// workspace holds, per CTA of a tile's cluster.
+/// What a stream-K launch's partial tiles take under work_item (the 128 x
+/// 256 tiles): the most contributors a tile has (split_slots) and the
+/// partial tiles the workspace holds, per CTA of a tile's cluster.
 struct SplitWorkspaceShape {
   std::int32_t slots;
   std::int64_t partial_tiles;
 };
-FP4MOE_HD SplitWorkspaceShape split_workspace_shape(std::int64_t tiles, std::int32_t units, std::int32_t split,
-                                                     std::int32_t ctas) {
-  if (split != 0) return {split, tiles};
+FP4MOE_HD SplitWorkspaceShape split_workspace_shape(std::int64_t tiles, std::int32_t units, std::int32_t ctas) {
   const std::int64_t shared = tiles - stream_k_whole_rounds(tiles, ctas) * ctas;
   return {StreamK{shared, units, ctas}.max_slots(false), shared};
 }

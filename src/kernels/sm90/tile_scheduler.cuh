@@ -130,7 +130,7 @@ struct TileScheduler {
       return true;
     }
     WorkItem w;
-    if (!work_item(tiles, units, p.split_k, blockIdx.x, static_cast<std::int32_t>(gridDim.x), i, w)) return false;
+    if (!work_item(tiles, units, blockIdx.x, static_cast<std::int32_t>(gridDim.x), i, w)) return false;
     t = tile(static_cast<std::int32_t>(w.tile));
     take_range(w, t);
     t.partial = static_cast<std::int32_t>(w.partial);
@@ -167,14 +167,16 @@ struct TileScheduler {
   /// nothing but still takes every stage's turn, so the pair's stage rings
   /// stay in step.
   ///
-  /// Split work (split_k ≠ 1): work_item over the pairs, both CTAs of a
-  /// cluster taking the same units of their own tiles; a CTA's partial tile
-  /// is the pair's times two plus its rank.
+  /// Stream-K (split_k 0; two-CTA clusters are 128 x 256 tiles, which take
+  /// no fixed split): work_item over the pairs, both CTAs of a cluster
+  /// taking the same units of their own tiles; a CTA's partial tile is the
+  /// pair's times two plus its rank.
   __device__ bool cluster_work(std::int32_t i, std::uint32_t rank, Tile& t) const {
     static_assert(kLayout == Layout::kDense || kLayout == Layout::kContiguous, "clusters pair token blocks");
+    static_assert(kWholeRounds, "two-CTA clusters: the 128 x 256 tiles");
     if (p.split_k == 1) return whole_work<true>(i, rank, t);
     WorkItem w;
-    if (!work_item(pairs(), units, p.split_k, blockIdx.x / 2, static_cast<std::int32_t>(gridDim.x / 2), i, w)) return false;
+    if (!work_item(pairs(), units, blockIdx.x / 2, static_cast<std::int32_t>(gridDim.x / 2), i, w)) return false;
     pair_tile(static_cast<std::int32_t>(w.tile), rank, t);
     take_range(w, t);
     t.partial = static_cast<std::int32_t>(2 * w.partial + rank);

@@ -190,14 +190,13 @@ TEST(StreamK, MoeGridKeepsEveryCtasSegmentsInTheTable) {
 /// work_item over G CTAs: every unit of every tile once; each tile's
 /// contributors take slots 0 .. slots-1 once each and agree on the count, within
 /// split_workspace_shape's slots; partial tiles below its count, one per
-/// split tile; and (stream-K) the whole rounds unsplit and a CTA's split
-/// items within three consecutive items (the 128 x 256 tiles keep one
-/// record per item % 4: fp4_gemm_kernel.cuh).
-void check_work_items(std::int64_t tiles, std::int32_t units, std::int32_t split, std::int32_t ctas) {
-  SCOPED_TRACE("tiles " + std::to_string(tiles) + " units " + std::to_string(units) + " split " + std::to_string(split) +
-               " ctas " + std::to_string(ctas));
-  const SplitWorkspaceShape ws = split_workspace_shape(tiles, units, split, ctas);
-  const std::int64_t rounds = split == 0 ? stream_k_whole_rounds(tiles, ctas) : 0;
+/// split tile; the whole rounds unsplit; and a CTA's split items within
+/// three consecutive items (the 128 x 256 tiles keep one record per item %
+/// 4: fp4_gemm_kernel.cuh).
+void check_work_items(std::int64_t tiles, std::int32_t units, std::int32_t ctas) {
+  SCOPED_TRACE("tiles " + std::to_string(tiles) + " units " + std::to_string(units) + " ctas " + std::to_string(ctas));
+  const SplitWorkspaceShape ws = split_workspace_shape(tiles, units, ctas);
+  const std::int64_t rounds = stream_k_whole_rounds(tiles, ctas);
   std::vector<int> covered(static_cast<std::size_t>(tiles * units), 0);
   std::vector<int> slots_seen(static_cast<std::size_t>(tiles), 0), contributors(static_cast<std::size_t>(tiles), 0);
   std::vector<std::int64_t> partial_of(static_cast<std::size_t>(tiles), -1);
@@ -205,14 +204,16 @@ void check_work_items(std::int64_t tiles, std::int32_t units, std::int32_t split
   for (std::int64_t c = 0; c < ctas; ++c) {
     WorkItem w;
     std::vector<std::int32_t> split_items;
-    for (std::int32_t i = 0; work_item(tiles, units, split, c, ctas, i, w); ++i) {
+    for (std::int32_t i = 0; work_item(tiles, units, c, ctas, i, w); ++i) {
       ASSERT_GE(w.tile, 0);
       ASSERT_LT(w.tile, tiles);
       ASSERT_LT(w.unit_begin, w.unit_end);
       ASSERT_LE(w.unit_end, units);
       const auto t = static_cast<std::size_t>(w.tile);
       for (int u = w.unit_begin; u < w.unit_end; ++u) ++covered[t * units + static_cast<std::size_t>(u)];
-      if (i < rounds) EXPECT_EQ(w.slots, 1) << "whole rounds: item " << i;
+      if (i < rounds) {
+        EXPECT_EQ(w.slots, 1) << "whole rounds: item " << i;
+      }
       ++contributors[t];
       slots_taken[t].push_back(w.slot);
       if (slots_seen[t] == 0) slots_seen[t] = w.slots;
@@ -226,7 +227,7 @@ void check_work_items(std::int64_t tiles, std::int32_t units, std::int32_t split
         split_items.push_back(i);
       }
     }
-    if (split == 0 && !split_items.empty()) {  // within three consecutive items
+    if (!split_items.empty()) {  // within three consecutive items
       EXPECT_LE(split_items.back() - split_items.front(), 2) << "cta " << c;
     }
   }
@@ -246,11 +247,8 @@ void check_work_items(std::int64_t tiles, std::int32_t units, std::int32_t split
 TEST(StreamK, WorkItemsCoverEveryUnitOnce) {
   for (std::int64_t tiles = 1; tiles <= 40; tiles += 3)
     for (std::int32_t units = 1; units <= 7; ++units)
-      for (std::int32_t ctas : {1, 2, 5, 8, 13}) {
-        if (ctas > tiles * units) continue;  // the host launches at most one CTA per unit
-        for (std::int32_t split : {0, 1, 2, 3})
-          if (split <= units) check_work_items(tiles, units, split, ctas);
-      }
+      for (std::int32_t ctas : {1, 2, 5, 8, 13})
+        if (ctas <= tiles * units) check_work_items(tiles, units, ctas);  // (at most one CTA per unit)
 }
 
 TEST(StreamK, WholeRoundsOnTheSuitesShapes) {
@@ -258,11 +256,11 @@ TEST(StreamK, WholeRoundsOnTheSuitesShapes) {
   // prefill G4 (4096 tiles, 56), G8 (896, 16); as pairs on 66 clusters.
   for (const auto& [tiles, units, ctas] : {std::tuple<std::int64_t, std::int32_t, std::int32_t>{2048, 64, 132},
                                            {4096, 56, 132}, {896, 16, 132}, {1024, 64, 66}, {448, 16, 66}, {1980, 64, 132}})
-    check_work_items(tiles, units, 0, ctas);
+    check_work_items(tiles, units, ctas);
   EXPECT_EQ(stream_k_whole_rounds(2048, 132), 14);
   EXPECT_EQ(stream_k_whole_rounds(1980, 132), 14) << "whole waves: the last round's shares are whole tiles";
   EXPECT_EQ(stream_k_whole_rounds(200, 132), 0);
-  EXPECT_EQ((split_workspace_shape(2048, 64, 0, 132).partial_tiles), 2048 - 14 * 132);
+  EXPECT_EQ((split_workspace_shape(2048, 64, 132).partial_tiles), 2048 - 14 * 132);
 }
 
 TEST(StreamK, NoWorkHasNoSegments) {
