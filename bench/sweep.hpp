@@ -11,8 +11,9 @@
 //      tuner's own problem and timing), then check that the entry point,
 //      called without a tactic, now runs the tuned tactic from the cache.
 //   4. Final timing, interleaved run by run so clock drift hits all three
-//      alike: the heuristic's tactic (forced), the entry point with the cache
-//      (the tuned tactic) and the sweep's best tactic (forced). The ratios use
+//      alike: the entry point with the cache off (the heuristic's plan,
+//      with the tail moe_dense_fc2 may split off), the entry point with the
+//      cache (the tuned tactic) and the sweep's best tactic (forced). The ratios use
 //      these; the sweep's own minimum is printed too (a minimum over many
 //      noisy medians is biased low, so it is not the yardstick).
 #pragma once
@@ -44,6 +45,9 @@ struct SweepRow {
   std::int64_t bucket = 0;
   int candidates = 0, unusable = 0;
   GemmTactic heuristic, tuned, best;
+  /// What the entry point runs with the cache off: the heuristic's tactic,
+  /// and where moe_dense_fc2 splits off a tail, "+ N-token tail <tactic>".
+  std::string heuristic_plan;
   /// The entry point ran the tuned tactic from the cache (or, where that
   /// tactic cannot run the row's M, the heuristic's, as it should).
   bool tuned_from_cache = false;
