@@ -3,8 +3,11 @@
 // shared memory (bulk_load_multicast, completing on each CTA's own
 // mbarrier), so each must end up holding the whole buffer; then each
 // arrives on the other's mbarrier (mbar_arrive_remote, then _release) and
-// waits on its own. tma_load_2d_multicast is exercised end to end by the
-// GEMM tests of the cluster2 tactic.
+// waits on its own. Then each sends the peer a block of its shared memory,
+// half by one bulk copy (bulk_copy_to_peer) and half by 16-byte st.async
+// stores (st_async_16), both completing on the peer's mbarrier, so each
+// must end up holding the other's block. tma_load_2d_multicast is
+// exercised end to end by the GEMM tests of the cluster2 tactic.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -63,6 +66,49 @@ TEST(ClusterWrappers, MulticastFillsBothCtasAndRemoteArrivalsComplete) {
   EXPECT_EQ(ranks[1], 1u);
   for (int cta = 0; cta < 2; ++cta)
     for (int i = 0; i < 2 * kHalfWords; ++i) ASSERT_EQ(got[cta * 2 * kHalfWords + i], in[i]) << "CTA " << cta << ", word " << i;
+}
+
+constexpr int kSendWords = 512;  // 2 KB: the first half by bulk copy, the second by st.async
+
+__global__ void __cluster_dims__(2, 1, 1) peer_copy_kernel(std::uint32_t* out) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  __shared__ __align__(128) std::uint32_t send[kSendWords], recv[kSendWords];
+  __shared__ __align__(8) std::uint64_t landed;
+  const std::uint32_t rank = cluster_rank(), peer = rank ^ 1u;
+  for (int i = threadIdx.x; i < kSendWords; i += blockDim.x) {
+    send[i] = 0x9e3779b9u * (i + 1) + rank;
+    recv[i] = 0xdeadbeefu;
+  }
+  if (threadIdx.x == 0) {
+    mbar_init(&landed, 1);
+    fence_mbarrier_init();
+  }
+  fence_proxy_async_smem();  // the bulk copy reads `send` through the async proxy
+  cluster_sync();            // both CTAs' buffers and barriers are ready
+  const std::uint32_t peer_bar = map_to_rank(smem_addr(&landed), peer);
+  constexpr int kHalfBytes = kSendWords * 2;
+  if (threadIdx.x == 0) {
+    mbar_arrive_expect_tx(&landed, kSendWords * 4);  // the peer's two halves
+    bulk_copy_to_peer(map_to_rank(smem_addr(recv), peer), smem_addr(send), kHalfBytes, peer_bar);
+  }
+  for (int off = kHalfBytes + 16 * threadIdx.x; off < kSendWords * 4; off += 16 * blockDim.x)
+    st_async_16(map_to_rank(smem_addr(recv) + off, peer), lds128(smem_addr(send) + off), peer_bar);
+  mbar_wait(&landed, 0);
+  for (int i = threadIdx.x; i < kSendWords; i += blockDim.x) out[blockIdx.x * kSendWords + i] = recv[i];
+  cluster_sync();  // neither CTA leaves while its peer may still write to it
+#endif
+}
+
+TEST(ClusterWrappers, BulkCopyAndStAsyncReachThePeer) {
+  FP4MOE_REQUIRE_GPU();
+  test::DeviceBuffer<std::uint32_t> dout(2 * kSendWords);
+  dout.fill_bytes(0);
+  peer_copy_kernel<<<2, 128>>>(dout.get());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const std::vector<std::uint32_t> got = dout.download();
+  for (int cta = 0; cta < 2; ++cta)  // CTA c holds rank (c ^ 1)'s block (ranks are the block indices in a 1-D grid)
+    for (int i = 0; i < kSendWords; ++i)
+      ASSERT_EQ(got[cta * kSendWords + i], 0x9e3779b9u * (i + 1) + std::uint32_t(cta ^ 1)) << "CTA " << cta << ", word " << i;
 }
 
 }  // namespace

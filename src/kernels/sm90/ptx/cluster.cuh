@@ -64,6 +64,25 @@ __device__ __forceinline__ void mbar_wait_acquire_cluster(std::uint32_t bar, std
       "r"(parity), "n"(10000000)
       : "memory");
 }
+/// 16 bytes into a peer's shared memory at shared::cluster address `dst`,
+/// completing 16 bytes of transaction on the peer's mbarrier at `bar` (a
+/// shared::cluster address in the same CTA as dst): the peer waits on its
+/// own mbarrier, no fence on this side.
+__device__ __forceinline__ void st_async_16(std::uint32_t dst, uint4 v, std::uint32_t bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];\n" ::"r"(dst),
+               "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "r"(bar)
+               : "memory");
+}
+/// Bulk copy of `bytes` (a multiple of 16) from this CTA's shared memory
+/// (shared::cta address src) to a peer's (shared::cluster address dst),
+/// completing the bytes on the peer's mbarrier at `bar` (shared::cluster).
+/// The source is read through the async proxy: fence the generic writes of
+/// it first (fence_proxy_async_smem) and synchronise the writers.
+__device__ __forceinline__ void bulk_copy_to_peer(std::uint32_t dst, std::uint32_t src, std::uint32_t bytes, std::uint32_t bar) {
+  asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "r"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
 /// Every thread of the cluster: arrive, then wait for all the others.
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
