@@ -67,7 +67,6 @@ void measure_row(const Timer& timer, SweepRow& row, const SweepOptions& options,
   const tuning::TuningProblem problem(row.shape, seed, timer.stream());
   tuning::ProblemShape ps = tuning::problem_shape(row.shape);
   ps.sm_count = detail::current_device_sm_count();
-  row.heuristic = tuning::pick_tactic(ps);
   std::vector<GemmTactic> candidates = tuning::candidate_tactics(ps);
   if (!options.tactics.empty())
     std::erase_if(candidates, [&](const GemmTactic& t) { return t.name().find(options.tactics) == std::string::npos; });
@@ -122,7 +121,7 @@ void measure_row(const Timer& timer, SweepRow& row, const SweepOptions& options,
                              ? ran.source == detail::PlannedTactic::Source::kCache && ran.tactic == row.tuned
                              : ran.source == detail::PlannedTactic::Source::kHeuristic;
   // 4. Final timing, interleaved. The heuristic's column is the entry point
-  //    with the cache off, not row.heuristic forced: where moe_dense_fc2
+  //    with the cache off, not the heuristic's tactic forced: where moe_dense_fc2
   //    splits off a tail (tuning::moe_tail_tokens), that is what runs.
   auto heuristic_plan = [&problem](cudaStream_t s) {
     const CacheLookupOff off;

@@ -44,7 +44,7 @@ struct SweepRow {
   TuneShape shape;
   std::int64_t bucket = 0;
   int candidates = 0, unusable = 0;
-  GemmTactic heuristic, tuned, best;
+  GemmTactic tuned, best;
   /// What the entry point runs with the cache off: the heuristic's tactic,
   /// and where moe_dense_fc2 splits off a tail, "+ N-token tail <tactic>".
   std::string heuristic_plan;
