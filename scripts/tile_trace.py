@@ -41,6 +41,7 @@ KERNEL_START, PROLOGUE_DONE, GLOBAL_TIME = 15, 16, 17
 ROLE_START, FIRST_WORK = 18, 19  # (traces before stop 41 have neither)
 WATCH_FULL = 20  # (a watcher thread on the last actor row: each stage's first fill; stop 42 on)
 ASK_WORK = 21  # (a consumer asks the scheduler for its next item; stop 42 on)
+SLAB_FREE, PART_ISSUED = 22, 23  # (the TMA-store epilogue's parts: slab free, stores issued; stop 49 on)
 EMPTY_WAIT, EMPTY_GOT, ISSUED = 8, 9, 10
 
 
@@ -58,6 +59,7 @@ def main():
     sm_of, loop_us = {}, defaultdict(float)
     phases = defaultdict(list)
     rate = {}
+    items_of = {}  # CTA -> its first consumer warpgroup's items (for the producer's side below)
     for (c, a), ev in rows.items():
         if a != 1:
             continue
@@ -83,7 +85,9 @@ def main():
                 cur = {"start": v, "slot": arg}
                 items.append(cur)
             elif cur is not None and k == FIRST_WAIT and "ready" not in cur:
-                cur["ready"] = v
+                cur["ready"], cur["stage"] = v, arg
+            elif cur is not None and k in (SLAB_FREE, PART_ISSUED):
+                cur.setdefault("parts", []).append((k, arg, v))
             elif cur is not None and k == FIRST_FULL and "full" not in cur:
                 cur["full"] = v
             elif cur is not None and k == MMA_DONE:
@@ -105,10 +109,24 @@ def main():
                     phases["setup: to item"].append(us(items[0]["start"] - role))
                     phases["setup: to wait"].append(us(items[0]["ready"] - items[0]["start"]))
         tail_items[len(items)] += 1
+        items_of[c] = items
         for i, it in enumerate(items):
             nxt = items[i + 1]["start"] if i + 1 < len(items) else clk1
             if "full" in it:
                 phases["wait"].append(us(it["full"] - it["start"]))
+                if "ready" in it:  # its split: the item's set-up, then the wait on its first stage
+                    phases["wait: set-up"].append(us(it["ready"] - it["start"]))
+                    phases["wait: stage"].append(us(it["full"] - it["ready"]))
+            # The TMA-store epilogue's parts, in order from the MMAs landed:
+            # slab free (part 0: the previous tile's stores had read it), part
+            # issued, slab free (part 1: part 0's stores have read it), ...
+            if "mma" in it and "parts" in it:
+                prev = it["mma"]
+                for k, arg, v in it["parts"]:
+                    phases["epi: %s %d" % ("to slab" if k == SLAB_FREE else "part", arg)].append(us(v - prev))
+                    prev = v
+                if "asked" in it:
+                    phases["epi: to ask"].append(us(it["asked"] - prev))
             if "mma" in it and "full" in it:
                 phases["loop"].append(us(it["mma"] - it["full"]))
                 loop_us[c] += us(it["mma"] - it["full"])
@@ -164,6 +182,17 @@ def main():
             for s, v in sorted(watch.items()):
                 if 0 < s < len(by[ISSUED]):
                     prod["watched: stage s issue to full"].append(us(v - by[ISSUED][s]))
+        # Each item's first stage: when the producer issued its loads against
+        # the consumer's wait on it (the last issue into that slot before the
+        # stage was seen full).
+        issued = [(arg, v) for k, arg, v in rows[(c, a)] if k == ISSUED]
+        for it in items_of.get(c, [])[1:]:
+            if "ready" not in it or "full" not in it:
+                continue
+            v = max((v for arg, v in issued if arg == it["stage"] and v <= it["full"]), default=None)
+            if v is not None:
+                prod["item: issued before its wait"].append(us(it["ready"] - v))
+                prod["item: issue to full"].append(us(it["full"] - v))
         if len(by[ISSUED]) > 1:
             prod["issue gaps"].extend(us(b - a) for a, b in zip(by[ISSUED][:4], by[ISSUED][1:5]))
     if not starts:
@@ -178,11 +207,13 @@ def main():
     print("prologue           " + stats(prologue))
     print("first data         " + stats(first_data))
     for name in ("first: setup", "setup: role", "setup: to item", "setup: to wait", "first: waited", "wait", "loop",
-                 "arrive", "reduce", "epilogue", "epi: stores", "epi: next item", "to next item"):
+                 "wait: set-up", "wait: stage", "arrive", "reduce", "epilogue", "epi: stores", "epi: next item",
+                 "epi: to slab 0", "epi: part 0", "epi: to slab 1", "epi: part 1", "epi: to ask", "to next item"):
         if phases[name]:
             print("item %-13s " % name + stats(phases[name]))
     for name in ("to first stage", "to role", "role to work", "work to stage", "first issue", "issue to full", "issue gaps",
-                 "issue to watched full", "watched full to consumer's", "watched: stage s issue to full"):
+                 "issue to watched full", "watched full to consumer's", "watched: stage s issue to full",
+                 "item: issued before its wait", "item: issue to full"):
         if prod[name]:
             print("producer %-9s " % name[:9] + stats(prod[name]) + ("  (%s)" % name if len(name) > 9 else ""))
     print("tail (idle at end) " + stats([(t1 - e) / 1000.0 for e in ends.values()]))

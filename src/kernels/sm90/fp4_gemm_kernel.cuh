@@ -1340,6 +1340,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           for (int part = 0; part < BN / kCols; ++part) {
             if (lane == 0) ptx::bulk_wait_read<0>();  // the slab's stores (last tile's, or last part's) have read it
             __syncwarp();
+            trace.mark(kTrSlabFree, part);
             // Row r (g or g + 8) of box i / 8 holds piece i % 8 at (i % 8) ^ (r % 8):
             // the 128-byte swizzle, so each store below hits 32 banks.
 #pragma unroll
@@ -1362,6 +1363,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
                 ptx::tma_store_2d(&tmap_d, slab + b * 2048, t.n0 + part * kCols + 64 * b, t.m0 + x_r0 - g);
               ptx::bulk_commit_group();
             }
+            trace.mark(kTrPartIssued, part);
           }
           continue;
         }

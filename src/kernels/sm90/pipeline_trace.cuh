@@ -43,6 +43,8 @@ enum TraceEvent : std::uint32_t {
   kTrFirstWork = 19,    ///< producer: its first work item known (the scheduler answered), before its loads are planned
   kTrWatchFull = 20,    ///< watcher (a producer-warpgroup thread on the last actor row): stage `arg`'s first fill seen
   kTrAskWork = 21,      ///< consumer: before it asks the scheduler for its next work item (the epilogue's stores done)
+  kTrSlabFree = 22,     ///< consumer, TMA-store epilogue: its warp's slab is free for part `arg` (the wait on the last stores' reads returned)
+  kTrPartIssued = 23,   ///< consumer, TMA-store epilogue: part `arg`'s stores issued
 };
 constexpr int kTraceCtas = 264;  ///< every CTA of one wave of two-CTA tiles on 132 SMs
 constexpr int kTraceActors = 5;  ///< producer, then up to four consumer warpgroups
