@@ -368,6 +368,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // the MMAs that read it finish).
   std::uint32_t afrag[Cfg::kXInRegs ? 2 : 1][4][4] = {};
   float acc[BN / 2];
+  // The 128 x 256 TMA-store tile's ends (docs/PERF.md stop 49): an item's
+  // first wgmma runs with scale-d off (D = A*B), where zeroing the 128
+  // accumulators cost 128 moves a thread at every item's start; and its
+  // epilogue's global inputs (load_epilogue_inputs) are loaded before the wait
+  // for its last MMAs, so they land during that drain instead of after it.
+  constexpr bool kFirstMmaZeroes = Cfg::kTmaStores, kEpilogueInputsInDrain = Cfg::kTmaStores;
   // Stages taken so far (gather: this warpgroup's are every kConsumers-th from its own index, moe_gather_producer.cuh).
   std::uint32_t it = Cfg::kGather ? std::uint32_t(wg) : 0u;
   const std::uint32_t smem_base = ptx::smem_addr(smem);
@@ -678,8 +684,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // Consumes the stage holding K block kb: dequantise, then MMA, per 64-K
   // sub-step. `header` (MoE-dense only) carries the expert's alpha on its
   // last stage (on every stage for the FP8 route).
+  // (item_first: the work item's first stage, whose first wgmma zeroes the
+  // accumulators where kFirstMmaZeroes.)
   auto consume_stage = [&](int s, int kb, const std::uint8_t* header, bool ends_expert, std::int32_t xs_row0,
-                           std::int32_t ys_row0) {
+                           std::int32_t ys_row0, bool item_first = false) {
     if constexpr (Cfg::kFp8) {
       consume_stage_fp8(s, kb, header, xs_row0);
       return;
@@ -1003,7 +1011,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         mma_into(expert_acc, part_fresh);
         part_fresh = false;
       } else {
-        mma_into(acc, false);
+        mma_into(acc, kFirstMmaZeroes && item_first && sub == 0);
       }
       if constexpr (Cfg::kYAhead) y_ahead_set = y_ahead_set == 2 ? 0u : y_ahead_set + 1;
     }
@@ -1210,8 +1218,31 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       if constexpr (Cfg::kReduceFromWorkspace) {  // (every thread writes the same record)
         if (t.slots > 1) deferred_tiles[work_item % Cfg::kMaxDeferredTiles] = make_int4(t.index, t.slots, t.partial, 0);
       }
+      // (kFirstMmaZeroes: still zeroed where the item runs no MMA, a padding
+      // tile of its own.)
+      if (!kFirstMmaZeroes || !((t.group >= 0 || kPair) && t.unit_end > t.unit_begin)) {
 #pragma unroll
-      for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
+        for (int i = 0; i < BN / 2; ++i) acc[i] = 0.0f;
+      }
+      // The epilogue's global inputs (kEpilogueInputsInDrain): the tile's
+      // NVFP4 global scales (the index clamped on a padding tile, whose rows
+      // are all written as zeros) and this thread's two output rows'
+      // m_indices (contiguous; 0 past the tile's rows).
+      [[maybe_unused]] float in_ga = 1.0f, in_gb = 1.0f;
+      [[maybe_unused]] std::int32_t in_mi[2] = {0, 0};
+      auto load_epilogue_inputs = [&] {
+        if constexpr (kNv) {
+          in_ga = p.a.global[t.group >= 0 ? a_scale_group(t) : 0];
+          in_gb = p.b.global[t.group >= 0 ? b_scale_group(t) : 0];
+        }
+        if constexpr (Cfg::kLayout == Layout::kContiguous) {
+#pragma unroll
+          for (int r = 0; r < 2; ++r) {
+            const std::int32_t m = row_of(t, r);
+            in_mi[r] = m < t.m_end ? p.m_indices[m] : 0;
+          }
+        }
+      };
       const std::int32_t xs_row0 = x_scale_row0(t) % 128;
       const std::int32_t ys_row0 = y_scale_row0(t) % 128;
       place_items(xs_row0, ys_row0);
@@ -1239,8 +1270,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           ptx::mbar_wait(&full[s], (it / kStages) & 1);
           if (kb == t.unit_begin) trace.mark(kTrFirstFull, 0);
           if ((kb + 1) * BK > p.k) clear_scales_past_k(s, kb * BK);
-          consume_stage(s, kb, nullptr, false, xs_row0, ys_row0);
+          consume_stage(s, kb, nullptr, false, xs_row0, ys_row0, kb == t.unit_begin);
         }
+        if constexpr (kEpilogueInputsInDrain) load_epilogue_inputs();
         ptx::wgmma_wait<0>();
       }
       trace.mark(kTrMmaDone, 0);
@@ -1311,6 +1343,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       float factor = dequant_offset_correction<kNv>();
       if constexpr (kEarlyGlobalScales) {
         factor *= global_ab;
+      } else if constexpr (kNv && kEpilogueInputsInDrain) {
+        if (t.group >= 0) factor *= in_ga * in_gb;
       } else if constexpr (kNv) {
         if (t.group >= 0) factor *= p.a.global[a_scale_group(t)] * p.b.global[b_scale_group(t)];
       }
@@ -1326,8 +1360,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       if constexpr (Cfg::kLayout == Layout::kContiguous) {
 #pragma unroll
         for (int r = 0; r < kOutRows; ++r) {
-          const std::int32_t m = row_of(t, r);
-          if (t.group < 0 || (m < t.m_end && p.m_indices[m] < 0)) pad |= std::uint64_t(1) << r;
+          if constexpr (kEpilogueInputsInDrain) {
+            if (t.group < 0 || in_mi[r] < 0) pad |= std::uint64_t(1) << r;
+          } else {
+            const std::int32_t m = row_of(t, r);
+            if (t.group < 0 || (m < t.m_end && p.m_indices[m] < 0)) pad |= std::uint64_t(1) << r;
+          }
         }
       }
       std::int64_t d_off0 = 0;
