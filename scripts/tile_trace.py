@@ -12,14 +12,20 @@ FP4MOE_TRACE_FILE set) and prints where the launch's time goes:
                 and its parts: the consumer's set-up (to its role's start,
                 to its first item, to its first wait) and the producer's
                 (to its role, to the scheduler's first answer, to its
-                first stage's wait);
+                first stage's wait); for every later item, when the
+                producer issued its first stage against the consumer's
+                wait on it;
   per work item (consumer warpgroup 0):
-    wait        item start to its first stage full,
+    wait        item start to its first stage full (split: its set-up,
+                then the wait on the stage),
     loop        to its MMAs landed,
     arrive      to the split-K / stream-K arrival's answer (the partial's
                 stores, the fence and the count),
     reduce      to the partials added (the last contributor only),
-    epilogue    to the next item's start (or the CTA's end);
+    epilogue    to the next item's start (or the CTA's end); in the
+                TMA-store tile split into: to the slab free for part 0,
+                part 0 packed and its stores issued, to the slab free for
+                part 1, part 1, to the scheduler's call;
   tail          each CTA's end against the latest CTA's end.
 
 Clocks convert to microseconds per CTA from the two global-timer samples
