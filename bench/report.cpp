@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "bench/targets.hpp"
 #include "fp4moe/error.hpp"
 
 namespace fp4moe::bench {
@@ -87,7 +88,8 @@ std::string json_str(const std::string& s) {
 
 }  // namespace
 
-void write_json(const std::string& path, const RunInfo& info, const Ceilings& c, const std::vector<Row>& rows) {
+void write_json(const std::string& path, const RunInfo& info, const Ceilings& c, const std::vector<Row>& rows,
+                const std::vector<TargetCheck>& targets) {
   std::ofstream f(path);
   if (!f) throw Error("cannot write " + path);
   f.precision(6);
@@ -102,12 +104,20 @@ void write_json(const std::string& path, const RunInfo& info, const Ceilings& c,
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     f << "    {\"suite\": " << json_str(r.suite) << ", \"name\": " << json_str(r.name) << ", \"impl\": " << json_str(r.impl)
-      << ", \"tactic\": " << json_str(r.tactic) << ", \"median_us\": " << r.time.median_us
+      << ", \"tactic\": " << json_str(r.tactic) << ", \"variant\": " << json_str(r.variant)
+      << ", \"median_us\": " << r.time.median_us
       << ", \"min_us\": " << r.time.min_us << ", \"max_us\": " << r.time.max_us << ", \"reps\": " << r.time.reps
       << ", \"flops\": " << r.flops << ", \"bytes\": " << r.bytes << ", \"tflops\": " << r.tflops()
       << ", \"gbps\": " << r.gbps() << ", \"ceiling\": " << json_str(ceiling_name(r.ceiling))
       << ", \"fraction\": " << r.fraction << ", \"vs_cublas_bf16\": " << r.vs_bf16 << ", \"vs_cublas_fp8\": " << r.vs_fp8
       << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
+  }
+  f << "  ],\n  \"targets\": [\n";
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const TargetCheck& t = targets[i];
+    f << "    {\"target\": " << json_str(t.target) << ", \"unit\": " << json_str(t.unit) << ", \"rows\": " << t.rows
+      << ", \"met\": " << t.met << ", \"min\": " << t.lo << ", \"max\": " << t.hi << "}"
+      << (i + 1 < targets.size() ? "," : "") << "\n";
   }
   f << "  ]\n}\n";
 }

@@ -27,6 +27,12 @@ struct Row {
   std::string name;    ///< what ran (operation, format, shape)
   std::string impl;    ///< "fp4moe", "cublasLt-bf16", "cublasLt-fp8"
   std::string tactic;  ///< the tactic / algorithm that ran
+  /// fp4moe GEMM and MoE rows: "" where the entry point chose the tactic
+  /// (heuristic or tuning cache), "prepacked" for the same on prepacked
+  /// weights, else the tactic the row forces ("cluster1", "cluster2",
+  /// "fp8-route"), also the name's last word. The targets
+  /// (bench/targets.hpp) read the first two.
+  std::string variant;
   TimeStats time;
   double flops = 0;    ///< useful floating-point operations (0: not a GEMM)
   double bytes = 0;    ///< fewest bytes the operation must move
@@ -58,6 +64,9 @@ struct RunInfo {
 
 void print_header(const RunInfo& info, const Ceilings& c);
 void print_rows(const std::vector<Row>& rows);
-void write_json(const std::string& path, const RunInfo& info, const Ceilings& c, const std::vector<Row>& rows);
+struct TargetCheck;
+/// The run as JSON: its facts, ceilings, rows and target checks (bench/targets.hpp).
+void write_json(const std::string& path, const RunInfo& info, const Ceilings& c, const std::vector<Row>& rows,
+                const std::vector<TargetCheck>& targets);
 
 }  // namespace fp4moe::bench

@@ -19,6 +19,7 @@
 
 #include "bench/ceilings.hpp"
 #include "bench/suite.hpp"
+#include "bench/targets.hpp"
 #include "commands.hpp"
 #include "fp4moe_commit.hpp"  // FP4MOE_GIT_COMMIT (generated at build time)
 #include "fp4moe/error.hpp"
@@ -118,8 +119,11 @@ int run_bench(const CliOptions& opt) {
   for (Row& r : rows) set_fraction(r, ceilings);
   print_header(info, ceilings);
   print_rows(rows);
+  // The targets read fractions of the ceilings: none without them.
+  const std::vector<TargetCheck> targets = opt.ceilings ? check_targets(rows) : std::vector<TargetCheck>{};
+  print_targets(targets);
   if (!json.empty()) {
-    write_json(json, info, ceilings, rows);
+    write_json(json, info, ceilings, rows, targets);
     std::printf("wrote %s\n", json.c_str());
   }
   return 0;
