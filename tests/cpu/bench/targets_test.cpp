@@ -28,6 +28,18 @@ const TargetCheck* find(const std::vector<TargetCheck>& checks, const std::strin
   return nullptr;
 }
 
+/// Expects the check whose target starts with `prefix` to cover `rows`
+/// rows, `met` of which meet it; returns it (null if there is none).
+const TargetCheck* expect_counts(const std::vector<TargetCheck>& checks, const std::string& prefix, int rows, int met) {
+  const TargetCheck* c = find(checks, prefix);
+  EXPECT_NE(c, nullptr) << prefix;
+  if (c) {
+    EXPECT_EQ(c->rows, rows) << prefix;
+    EXPECT_EQ(c->met, met) << prefix;
+  }
+  return c;
+}
+
 TEST(BenchTargets, DecodeCountsTheLibrarysOwnRowsByRegime) {
   std::vector<Row> rows = {
       row("decode", "decode nvfp4 G8 1x4096x7168", "", CeilingKind::kRead, 0.90),
@@ -39,19 +51,12 @@ TEST(BenchTargets, DecodeCountsTheLibrarysOwnRowsByRegime) {
   rows[3].vs_bf16 = 0.95;
   rows[4].vs_fp8 = 0.5;
   const std::vector<TargetCheck> checks = check_targets(rows);
-  const TargetCheck* mem = find(checks, "decode, memory-bound");
+  const TargetCheck* mem = expect_counts(checks, "decode, memory-bound", 2, 1);
   ASSERT_NE(mem, nullptr);
-  EXPECT_EQ(mem->rows, 2);
-  EXPECT_EQ(mem->met, 1);
   EXPECT_DOUBLE_EQ(mem->lo, 60.0);
   EXPECT_DOUBLE_EQ(mem->hi, 90.0);
-  const TargetCheck* nv = find(checks, "decode, compute-bound NVFP4");
-  ASSERT_NE(nv, nullptr);
-  EXPECT_EQ(nv->rows, 1);
-  EXPECT_EQ(nv->met, 1);
-  const TargetCheck* mx = find(checks, "decode, compute-bound MXFP4");
-  ASSERT_NE(mx, nullptr);
-  EXPECT_EQ(mx->met, 0);
+  expect_counts(checks, "decode, compute-bound NVFP4", 1, 1);
+  expect_counts(checks, "decode, compute-bound MXFP4", 1, 0);
   EXPECT_EQ(find(checks, "prefill"), nullptr);  // no rows, no line
 }
 
@@ -65,10 +70,8 @@ TEST(BenchTargets, PrefillLeavesForcedTacticsOut) {
   rows[2].vs_bf16 = 2.0;  // forced: not the library's choice
   rows[3].vs_fp8 = 2.0;
   const std::vector<TargetCheck> checks = check_targets(rows);
-  const TargetCheck* nv = find(checks, "prefill NVFP4");
+  const TargetCheck* nv = expect_counts(checks, "prefill NVFP4", 2, 1);
   ASSERT_NE(nv, nullptr);
-  EXPECT_EQ(nv->rows, 2);
-  EXPECT_EQ(nv->met, 1);
   EXPECT_DOUBLE_EQ(nv->hi, 0.92);
   EXPECT_EQ(find(checks, "prefill MXFP4"), nullptr);
 }
@@ -87,22 +90,11 @@ TEST(BenchTargets, MoeTargetsReadTokensRoutesAndTheExpertWidth) {
   rows[4].time.median_us = 70;
   rows[5].time.median_us = 10;
   const std::vector<TargetCheck> checks = check_targets(rows);
-  const TargetCheck* m32 = find(checks, "seed-fc2 M <= 32");
-  ASSERT_NE(m32, nullptr);
-  EXPECT_EQ(m32->rows, 1);  // M=320 is not M <= 32 (the whole word is read)
-  EXPECT_EQ(m32->met, 1);
-  const TargetCheck* big = find(checks, "seed-fc2 M >= 64");
-  ASSERT_NE(big, nullptr);
-  EXPECT_EQ(big->rows, 1);  // the FP8 route has its own target
-  EXPECT_EQ(big->met, 0);
-  const TargetCheck* fp8 = find(checks, "seed-fc2 MXFP4 on the FP8 route");
-  ASSERT_NE(fp8, nullptr);
-  EXPECT_EQ(fp8->rows, 1);
-  EXPECT_EQ(fp8->met, 0);
-  const TargetCheck* moe = find(checks, "moe-fc2");
+  expect_counts(checks, "seed-fc2 M <= 32", 1, 1);  // M=320 is not M <= 32 (the whole word is read)
+  expect_counts(checks, "seed-fc2 M >= 64", 1, 0);  // the FP8 route has its own target
+  expect_counts(checks, "seed-fc2 MXFP4 on the FP8 route", 1, 0);
+  const TargetCheck* moe = expect_counts(checks, "moe-fc2", 2, 1);  // W=2048 is not the target's workload
   ASSERT_NE(moe, nullptr);
-  EXPECT_EQ(moe->rows, 2);
-  EXPECT_EQ(moe->met, 1);
   EXPECT_DOUBLE_EQ(moe->lo, 60.0);
   EXPECT_DOUBLE_EQ(moe->hi, 70.0);
 }
@@ -112,8 +104,7 @@ TEST(BenchTargets, QuantizeRowsAgainstTheCopyBandwidth) {
                                  row("quantize", "bf16 4 GiB -> nvfp4 g from amax (2 passes)", "", CeilingKind::kCopy, 0.54)};
   const std::vector<TargetCheck> checks = check_targets(rows);
   ASSERT_EQ(checks.size(), 1u);
-  EXPECT_EQ(checks[0].rows, 2);
-  EXPECT_EQ(checks[0].met, 1);
+  expect_counts(checks, "quantize", 2, 1);
   EXPECT_DOUBLE_EQ(checks[0].lo, 54.0);
 }
 
