@@ -49,6 +49,13 @@ struct Row {
   double gbps() const { return bytes / time.median_us * 1e-3; }
 };
 
+/// Marks an fp4moe row as `variant` (Row::variant), appending it to the
+/// name as its last word: the one place the two are kept in step.
+inline void set_variant(Row& r, const std::string& variant) {
+  r.variant = variant;
+  r.name += " " + variant;
+}
+
 /// Fills `fraction` (and, for by_regime rows, `ceiling`): bandwidth kinds
 /// compare GB/s, tensor kinds compare TFLOP/s.
 void set_fraction(Row& r, const Ceilings& c);

@@ -91,8 +91,7 @@ void run_shape(SuiteContext& ctx, const std::string& suite, const GemmRowSpec& s
   added.tactic = last_tactic_text();
   std::vector<std::size_t> ours{ctx.rows.size() - 1};
   Row rp = r;
-  rp.name = name + " prepacked";
-  rp.variant = "prepacked";
+  set_variant(rp, "prepacked");
   Row& added_p = ctx.add(rp, [&](cudaStream_t stream) { run_with(b_prepacked, stream, GemmOptions{}); });
   added_p.tactic = last_tactic_text();
   ours.push_back(ctx.rows.size() - 1);
@@ -102,8 +101,7 @@ void run_shape(SuiteContext& ctx, const std::string& suite, const GemmRowSpec& s
     for (GemmTactic t : tuning::compiled_tactics(f, layout)) {
       if (t.swap_ab || t.moe_gather || t == picked) continue;
       Row r8 = r;
-      r8.variant = t.fp8 ? "fp8-route" : t.cluster == 2 ? "cluster2" : "cluster1";
-      r8.name = name + " " + r8.variant;
+      set_variant(r8, t.fp8 ? "fp8-route" : t.cluster == 2 ? "cluster2" : "cluster1");
       if (t.fp8) r8.tensor_ceiling = CeilingKind::kFp8Tensor;
       GemmOptions forced;
       forced.tactic = &t;

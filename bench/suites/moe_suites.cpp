@@ -130,10 +130,7 @@ void run_fc2_suite(SuiteContext& ctx, const std::string& suite, bool top_k) {
       options.moe_top_k = top_k ? int(kTopK) : 0;
       for (const Fp4Tensor* bt : {&b, static_cast<const Fp4Tensor*>(&b_prepacked[fi])}) {
         Row rb = r;
-        if (bt->prepacked) {
-          rb.variant = "prepacked";
-          rb.name += " prepacked";
-        }
+        if (bt->prepacked) set_variant(rb, "prepacked");
         Row& added = ctx.add(rb, [&](cudaStream_t s) { moe_dense_fc2(a, *bt, av, width, dv, s, options); });
         // What moe_dense_fc2 ran (the tuning cache's tactic or the heuristic's),
         // and the fewest bytes at its token tile.
@@ -153,8 +150,7 @@ void run_fc2_suite(SuiteContext& ctx, const std::string& suite, bool top_k) {
           if (!t.fp8) continue;
           t.split_k = tuning::heuristic_split_k(ps, t);
           Row r8 = r;
-          r8.variant = "fp8-route";
-          r8.name += " fp8-route";
+          set_variant(r8, "fp8-route");
           r8.tensor_ceiling = CeilingKind::kFp8Tensor;
           GemmOptions forced = options;
           forced.tactic = &t;

@@ -14,8 +14,8 @@ Row row(const std::string& suite, const std::string& name, const std::string& va
         CeilingKind ceiling = CeilingKind::kRead, double fraction = 0, const std::string& impl = "fp4moe") {
   Row r;
   r.suite = suite;
-  r.name = name + (variant.empty() ? "" : " " + variant);
-  r.variant = variant;
+  r.name = name;
+  if (!variant.empty()) set_variant(r, variant);
   r.impl = impl;
   r.ceiling = ceiling;
   r.fraction = fraction;
