@@ -16,13 +16,13 @@ constexpr int kChains = 8;
 constexpr int kIters = 4096;
 constexpr int kThreads = 1024;
 
-enum class Op { kLop3, kF2fpE4m3, kHmul2, kImad, kF2fpPlusLop3, kHmul2PlusLop3, kPrmt, kF2fpPlusHmul2, kImadHi, kImadHiPlusLop3, kFunnel };
+enum class Op { kLop3, kF2fpE4m3, kHmul2, kImad, kF2fpPlusLop3, kHmul2PlusLop3, kPrmt, kF2fpPlusHmul2, kImadHi, kImadHiPlusLop3, kFunnel, kDp4a, kDp4aPlusLop3, kDp4aPlusImad };
 
 template <Op kOp>
 __device__ __forceinline__ void step(std::uint32_t (&x)[kChains], std::uint32_t (&y)[kChains]) {
 #pragma unroll
   for (int c = 0; c < kChains; ++c) {
-    if constexpr (kOp == Op::kLop3 || kOp == Op::kF2fpPlusLop3 || kOp == Op::kHmul2PlusLop3) {
+    if constexpr (kOp == Op::kLop3 || kOp == Op::kF2fpPlusLop3 || kOp == Op::kHmul2PlusLop3 || kOp == Op::kDp4aPlusLop3) {
       asm volatile("lop3.b32 %0, %0, %1, 0x0f0f0f0f, 0x6a;" : "+r"(y[c]) : "r"(x[c]));
     }
     if constexpr (kOp == Op::kF2fpE4m3 || kOp == Op::kF2fpPlusLop3 || kOp == Op::kF2fpPlusHmul2) {
@@ -31,6 +31,12 @@ __device__ __forceinline__ void step(std::uint32_t (&x)[kChains], std::uint32_t 
     if constexpr (kOp == Op::kHmul2 || kOp == Op::kHmul2PlusLop3 || kOp == Op::kF2fpPlusHmul2) {
       std::uint32_t& r = kOp == Op::kF2fpPlusHmul2 ? y[c] : x[c];
       asm volatile("mul.rn.bf16x2 %0, %0, %1;" : "+r"(r) : "r"(0x3f813f81u));
+    }
+    if constexpr (kOp == Op::kDp4a || kOp == Op::kDp4aPlusLop3 || kOp == Op::kDp4aPlusImad) {
+      asm volatile("dp4a.u32.u32 %0, %1, 0x8000, %0;" : "+r"(x[c]) : "r"(y[c]));
+    }
+    if constexpr (kOp == Op::kDp4aPlusImad) {
+      asm volatile("mad.lo.u32 %0, %0, 4160, %1;" : "+r"(y[c]) : "r"(c));
     }
     if constexpr (kOp == Op::kImad) {
       asm volatile("mad.lo.u32 %0, %0, 4160, %1;" : "+r"(x[c]) : "r"(y[c]));
@@ -105,5 +111,8 @@ int main() {
   run<Op::kImadHi>("imad.hi", 1, sms);
   run<Op::kImadHiPlusLop3>("imad.hi + lop3", 2, sms);
   run<Op::kFunnel>("shf.l.w", 1, sms);
+  run<Op::kDp4a>("dp4a (idp.4a)", 1, sms);
+  run<Op::kDp4aPlusLop3>("dp4a + lop3", 2, sms);
+  run<Op::kDp4aPlusImad>("dp4a + imad", 2, sms);
   return 0;
 }

@@ -208,6 +208,22 @@ __device__ __forceinline__ void logical_pieces(const uint4& w, const PairScale& 
 }
 
 // ------------------------------------------------------------------------
+// The lane-block order (NVFP4's swap-AB tiles with whole-stage tokens,
+// gemm_config.cuh kLaneBlocks): K permuted inside each 64-K sub-step, the
+// same way for both operands, so that quad lane j's A fragments of all four
+// k16 steps come from one NVFP4 block a row, real k 16j..16j+15 (words 2j,
+// 2j + 1 of the sub-step's eight). Real k 16j + 8w + 4e + t goes to step t,
+// column 8w + 2j + e: raw pair t of word 2j + w fills columns 8w + 2j and
+// 8w + 2j + 1 of step t, i.e. A fragment a[2w + h] (row g + 8h) of step t,
+// and in a BF16 row of the sub-step (eight 16-byte pieces, two a step)
+// bytes 4j..4j+3 of piece 2t + w.
+
+/// Logical position (16t + column) of real k r (0..63) inside a sub-step.
+__host__ __device__ constexpr int lane_block_logical_k(int r) {
+  return 16 * (r % 4) + 8 * ((r % 16) / 8) + 2 * (r / 16) + (r % 8) / 4;
+}
+
+// ------------------------------------------------------------------------
 // The FP8 route (MXFP4 only): E2M1 → E4M3 without the scale. An E2M1 code
 // s|e1 e0|m placed as E4M3 bits (s << 7) | (e1 e0 m << 2) is the E4M3 number
 // E2M1 · 2^-6 for every code (e ≥ 1: exponent field e, value

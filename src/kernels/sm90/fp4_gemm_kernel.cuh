@@ -413,7 +413,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // x_r0 + 8: the swizzle XORs the chunk index with address bits the two
   // rows share, which xw_off already carries (swizzled's rule).
   constexpr std::uint32_t kXRowStep = 8 * Cfg::kRowBytes;
-  const std::uint32_t xw_off = swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(x_r0, 0) + 4 * j;
+  // The lane-block order (gemm_config.cuh kLaneBlocks): the thread's X
+  // words of a sub-step are block j of each row, bytes 8(j % 2).. of chunk
+  // 2 sub + j / 2.
+  constexpr bool kLaneBlocks = Cfg::kLaneBlocks;
+  const std::uint32_t xw_off = swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(x_r0, 0) + (kLaneBlocks ? 8 * (j % 2) : 4 * j);
 
   // Dequantisation items (operand_items.cuh): X without swap-AB, and Y.
   const OperandItems<Cfg> items{table_base};
@@ -506,13 +510,25 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     const int sr = xs_row0 + x_r0 + 8 * h;
     return x_base + Cfg::kOffXScale + (sr / 128) * 512 * Cfg::kChunksPerStage + c * 512 + scale_in_chunk(sr % 128, 0);
   };
+  // kLaneBlocks: xw[w][h] is word w of block j, row x_r0 + 8h (one 8-byte
+  // load a row).
   auto load_x_words = [&](std::uint32_t x_base, int sub, std::int32_t xs_row0, std::uint32_t (&xw)[2][2],
                           std::uint32_t (&xcode_row)[2], std::uint32_t (&xcode_word)[2]) {
+    if constexpr (kLaneBlocks) {
+      const std::uint32_t a = (x_base + xw_off) ^ ((2 * sub + j / 2) << 4);
 #pragma unroll
-    for (int cc = 0; cc < 2; ++cc) {
-      const std::uint32_t a = (x_base + xw_off) ^ ((2 * sub + cc) << 4);
-      xw[cc][0] = ptx::lds32(a);
-      xw[cc][1] = ptx::lds32(a + kXRowStep);
+      for (int h = 0; h < 2; ++h) {
+        const uint2 v = ptx::lds64(a + h * kXRowStep);
+        xw[0][h] = v.x;
+        xw[1][h] = v.y;
+      }
+    } else {
+#pragma unroll
+      for (int cc = 0; cc < 2; ++cc) {
+        const std::uint32_t a = (x_base + xw_off) ^ ((2 * sub + cc) << 4);
+        xw[cc][0] = ptx::lds32(a);
+        xw[cc][1] = ptx::lds32(a + kXRowStep);
+      }
     }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -529,16 +545,26 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // bound by shared-memory traffic, shifts it out of the word (its byte
   // loads measured 1.01-1.05x the time on the H200, docs/PERF.md stop 23).
   // With look_up false (std::false_type) xf gets the codes themselves.
+  // kLaneBlocks: one factor a row, block j's (column j of the word), in
+  // xf[0][h] (and xf[1][h], the same).
   auto load_x_factors = [&](int sub, const std::uint32_t (&xcode_row)[2], const std::uint32_t (&xcode_word)[2],
                             std::uint32_t (&xf)[2][2], auto look_up) {
+    if constexpr (kLaneBlocks) {
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
+      for (int h = 0; h < 2; ++h) {
+        const std::uint32_t code = ptx::lds8(xcode_row[h] + j);
+        xf[0][h] = xf[1][h] = decltype(look_up)::value ? ptx::lds32(table_base + 4 * code) : code;
+      }
+    } else {
 #pragma unroll
-      for (int cc = 0; cc < 2; ++cc) {
-        const int col = kNv ? 2 * cc : (2 * sub + cc) % 4;  // (+ j/2, NVFP4)
-        const std::uint32_t code = Cfg::kSwap ? ptx::lds8(xcode_row[h] + col + (kNv ? j / 2 : 0))
-                                              : (xcode_word[h] >> (8 * col + (kNv ? 8 * (j / 2) : 0))) & 0xffu;
-        xf[cc][h] = decltype(look_up)::value ? ptx::lds32(table_base + 4 * code) : code;
+      for (int h = 0; h < 2; ++h) {
+#pragma unroll
+        for (int cc = 0; cc < 2; ++cc) {
+          const int col = kNv ? 2 * cc : (2 * sub + cc) % 4;  // (+ j/2, NVFP4)
+          const std::uint32_t code = Cfg::kSwap ? ptx::lds8(xcode_row[h] + col + (kNv ? j / 2 : 0))
+                                                : (xcode_word[h] >> (8 * col + (kNv ? 8 * (j / 2) : 0))) & 0xffu;
+          xf[cc][h] = decltype(look_up)::value ? ptx::lds32(table_base + 4 * code) : code;
+        }
       }
     }
   };
@@ -838,7 +864,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 #pragma unroll
         for (int cc = 0; cc < 2; ++cc)
 #pragma unroll
-          for (int h = 0; h < 2; ++h) xf[cc][h] = kXOneMultiply ? xcodes[cc][h] : ptx::lds32(table_base + 4 * xcodes[cc][h]);
+          for (int h = 0; h < 2; ++h) {
+            if (kLaneBlocks && cc == 1) {  // (one factor a row)
+              xf[1][h] = xf[0][h];
+            } else {
+              xf[cc][h] = kXOneMultiply ? xcodes[cc][h] : ptx::lds32(table_base + 4 * xcodes[cc][h]);
+            }
+          }
       } else if constexpr (kXStageCodes) {
 #pragma unroll
         for (int cc = 0; cc < 2; ++cc)
@@ -856,7 +888,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         if constexpr (Cfg::kYWholeStage) {
 #pragma unroll
           for (int u = 0; u < kYItems; ++u) {
-            if constexpr (kYHalves) {
+            if constexpr (kLaneBlocks && kYHalves) {
+              items.store_half_chunk_lane_blocks(yi[0][u], ypl[u], ybuf);
+            } else if constexpr (kLaneBlocks) {
+              items.store_chunk_lane_blocks(yi[0][u], ypl[u], ybuf);
+            } else if constexpr (kYHalves) {
               items.store_half_chunk(yi[0][u], ypl[u], ybuf);
             } else {
               items.template store<false>(yi[0][u], ypl[u], 1, ybuf);
@@ -919,6 +955,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           for (int cc = 0; cc < 2; ++cc)
 #pragma unroll
             for (int h = 0; h < 2; ++h) put_pairs(cc, h, pairs[cc][h]);
+        } else if constexpr (kLaneBlocks) {  // pair t of word w, row h: a[2w + h] of k16 step t
+#pragma unroll
+          for (int w = 0; w < 2; ++w)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              std::uint32_t pairs[4];
+              scaled_pairs<kNv, Cfg::kPrepackedB>(xw[w][h], pair_scale_from_table<kNv>(xf[0][h]), pairs);
+#pragma unroll
+              for (int t = 0; t < 4; ++t) afrag[buf][t][2 * w + h] = pairs[t];
+            }
         } else {
 #pragma unroll
           for (int cc = 0; cc < 2; ++cc) {
@@ -959,7 +1005,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         // summed over the wrong K blocks (docs/PERF.md stops 23 and 24; the
         // mechanism alone: tests/gpu/kernels/stage_release_test.cu).
         std::uint32_t dep = 0;
-        if constexpr (Cfg::kXInRegs) dep = afrag[buf][0][0] ^ afrag[buf][0][1] ^ afrag[buf][2][0] ^ afrag[buf][2][1];
+        if constexpr (kLaneBlocks) {  // (step 0 carries both words of both rows, and their factors)
+          dep = afrag[buf][0][0] ^ afrag[buf][0][1] ^ afrag[buf][0][2] ^ afrag[buf][0][3];
+        } else if constexpr (Cfg::kXInRegs) {
+          dep = afrag[buf][0][0] ^ afrag[buf][0][1] ^ afrag[buf][2][0] ^ afrag[buf][2][1];
+        }
         if constexpr (Cfg::kMoe && !Cfg::kAlphaAtFold) {
           if (ends_expert) {
 #pragma unroll

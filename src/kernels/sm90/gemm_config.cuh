@@ -195,6 +195,17 @@ struct GemmConfig {
   static constexpr bool kYAhead = !kSwap && !kFp8 && !kFc1 && !kGather &&
                                   ((!kMoe && BN == 256 && (kLayout == Layout::kDense || kLayout == Layout::kContiguous)) ||
                                    (kMoe && kNvfp4 && BN == 128 && BK == 256));
+  // The lane-block K order (fp4_dequant.cuh) in NVFP4's swap-AB tiles with
+  // whole-stage tokens (decode's 16-, 32- and 64-token tiles, MoE-dense's
+  // 32-, 64- and 96-token ones): quad lane j's A fragments of a sub-step
+  // are one NVFP4 block a row, one 8-byte load and one factor, where the
+  // chunk order takes two 4-byte loads and two factors (code and table
+  // entry each). Shared loads a 256-K stage 58 -> 34; the tokens' items
+  // store 4-byte or 8-byte pairs instead of 16-byte pieces (docs/PERF.md
+  // stop 51). Not the gather tiles (their accumulator's room), MXFP4
+  // (a 32-element block spans a lane's two sub-step halves either way) or
+  // the tiles that convert tokens a sub-step at a time.
+  static constexpr bool kLaneBlocks = kNvfp4 && kSwap && kYWholeStage && !kGather && !kFp8;
   static constexpr int kYSets = kYWholeStage ? 1 : kYAhead ? 3 : 2;  // sets of Y buffers per user
   static constexpr int kYConvSubs = [] {
     if (kYWholeStage) return BK / 64;

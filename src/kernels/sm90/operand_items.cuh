@@ -116,6 +116,44 @@ struct OperandItems {
     for (int q = 0; q < 4; ++q) ptx::sts64(dst ^ (q << 4), make_uint2(p0[q], p1[q]));
   }
 
+  /// store_half_chunk in the lane-block order (fp4_dequant.cuh): the item's
+  /// block j = 2cc + h (words 2h, 2h + 1 of chunk cc) fills bytes 4j..4j+3
+  /// of pieces 2t + w, one 4-byte store each.
+  __device__ static void store_half_chunk_lane_blocks(const Item& it, const ItemPlace& pl, std::uint32_t bf16_buf) {
+    const PairScale s = pair_scale_from_table<kNv>(it.f0);
+    std::uint32_t p[2][4];
+    scaled_pairs<kNv>(it.raw.x, s, p[0]);
+    scaled_pairs<kNv>(it.raw.y, s, p[1]);
+    const int cc = pl.k0 / 32;
+    // Piece 0 of the row (pl.bf16 names piece 4cc) plus block j's bytes;
+    // piece P at row ^ (P << 4). (Through ptx::unhoisted: ptxas otherwise
+    // keeps all eight addresses across the stage loop, and the 32-token
+    // four-warpgroup tile spilled them.)
+    const std::uint32_t row = ptx::unhoisted(bf16_buf + (pl.bf16 ^ std::uint32_t(cc << 6)) + 4 * (2 * cc + pl.part));
+#pragma unroll
+    for (int t = 0; t < 4; ++t)
+#pragma unroll
+      for (int w = 0; w < 2; ++w) ptx::sts32(row ^ ((2 * t + w) << 4), p[w][t]);
+  }
+
+  /// A whole chunk cc in the lane-block order: its blocks 2cc (words 0, 1)
+  /// and 2cc + 1 (words 2, 3) fill bytes 8cc..8cc+7 of pieces 2t + w, one
+  /// 8-byte store each.
+  __device__ static void store_chunk_lane_blocks(const Item& it, const ItemPlace& pl, std::uint32_t bf16_buf) {
+    const PairScale s0 = pair_scale_from_table<kNv>(it.f0), s1 = pair_scale_from_table<kNv>(it.f1);
+    std::uint32_t p[4][4];  // [word][pair]
+    scaled_pairs<kNv>(it.raw.x, s0, p[0]);
+    scaled_pairs<kNv>(it.raw.y, s0, p[1]);
+    scaled_pairs<kNv>(it.raw.z, s1, p[2]);
+    scaled_pairs<kNv>(it.raw.w, s1, p[3]);
+    const int cc = pl.k0 / 32;
+    const std::uint32_t row = ptx::unhoisted(bf16_buf + (pl.bf16 ^ std::uint32_t(cc << 6)) + 8 * cc);
+#pragma unroll
+    for (int t = 0; t < 4; ++t)
+#pragma unroll
+      for (int w = 0; w < 2; ++w) ptx::sts64(row ^ ((2 * t + w) << 4), make_uint2(p[w][t], p[2 + w][t]));
+  }
+
   /// The same item in sub-step g of the stage, for a thread whose item lies
   /// in a sub-step of its own (load it then as sub-step 0): chunk 2g + cc,
   /// its codes and its BF16 buffer, the g-th of a set (a stage's base is

@@ -29,3 +29,17 @@ __device__ __forceinline__ std::uint32_t prmt(std::uint32_t a, std::uint32_t b, 
 }
 
 }  // namespace fp4moe::ptx
+
+namespace fp4moe::ptx {
+
+/// x, through a volatile move ptxas cannot see through: what derives from
+/// it is computed where it is used, not hoisted out of the loop around it
+/// (where a loop-invariant address set would hold registers across the
+/// loop, and spill them).
+__device__ __forceinline__ std::uint32_t unhoisted(std::uint32_t x) {
+  std::uint32_t d;
+  asm volatile("mov.b32 %0, %1;" : "=r"(d) : "r"(x));
+  return d;
+}
+
+}  // namespace fp4moe::ptx

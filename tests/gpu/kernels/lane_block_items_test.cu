@@ -1,0 +1,118 @@
+// The lane-block K order (kernels/sm90/fp4_dequant.cuh, gemm_config.cuh
+// kLaneBlocks): the order itself, and the token items that write it
+// (operand_items.cuh: store_half_chunk_lane_blocks, store_chunk_lane_blocks)
+// into a 128B-swizzled BF16 buffer, read back the way wgmma reads it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "fp4moe/codec.hpp"
+#include "kernels/sm90/operand_items.cuh"
+#include "support/test_support.hpp"
+
+namespace fp4moe::kernels {
+namespace {
+
+TEST(LaneBlockLayout, LogicalKIsABijectionWithOneBlockALane) {
+  bool seen[64] = {};
+  for (int r = 0; r < 64; ++r) {
+    const int l = lane_block_logical_k(r);
+    ASSERT_GE(l, 0);
+    ASSERT_LT(l, 64);
+    EXPECT_FALSE(seen[l]) << "real k " << r;
+    seen[l] = true;
+    // Quad lane j holds columns 2j, 2j + 1, 2j + 8, 2j + 9 of every k16
+    // step: all of them from block j (real k 16j..16j+15).
+    EXPECT_EQ(((l % 16) % 8) / 2, r / 16) << "real k " << r;
+  }
+  // The A fragment pair of columns 8w + 2j, 8w + 2j + 1 of step t is
+  // elements (t, t + 4) of word 2j + w: raw pair t of that word.
+  for (int j = 0; j < 4; ++j)
+    for (int w = 0; w < 2; ++w)
+      for (int t = 0; t < 4; ++t) {
+        EXPECT_EQ(lane_block_logical_k(8 * (2 * j + w) + t), 16 * t + 8 * w + 2 * j);
+        EXPECT_EQ(lane_block_logical_k(8 * (2 * j + w) + t + 4), 16 * t + 8 * w + 2 * j + 1);
+      }
+}
+
+/// What OperandItems reads of a tile configuration for these two stores.
+struct ItemsCfg {
+  static constexpr bool kNvfp4 = true;
+};
+
+constexpr int kRows = 16;  // rows of one sub-step's BF16 buffer (every row % 8)
+
+/// Row n's sub-step (words[8n..8n+7], block b's scale code codes[4n + b])
+/// written by half-chunk items (one thread per row, chunk, half) or whole
+/// chunk items (one per row, chunk), into a shared buffer, copied out.
+template <bool kHalves>
+__global__ void lane_block_store_kernel(const std::uint32_t* words, const std::uint8_t* codes, std::uint8_t* out) {
+  __shared__ __align__(1024) std::uint8_t buf[kRows * 128];
+  const int i = threadIdx.x;
+  const int n = kHalves ? i / 4 : i / 2, cc = kHalves ? (i / 2) % 2 : i % 2, h = kHalves ? i % 2 : 0;
+  ItemPlace pl{};
+  pl.bf16 = n * 128 + ((4 * cc) ^ (n % 8)) * 16;
+  pl.k0 = 32 * cc;
+  pl.part = h;
+  const std::uint32_t* w = words + 8 * n + 4 * cc;
+  const std::uint8_t* c = codes + 4 * n + 2 * cc;
+  Item it;
+  const std::uint32_t buf_addr = ptx::smem_addr(buf);
+  if constexpr (kHalves) {
+    it.raw = make_uint4(w[2 * h], w[2 * h + 1], 0u, 0u);
+    it.f0 = it.f1 = scale_table_entry<true>(c[h]);
+    OperandItems<ItemsCfg>::store_half_chunk_lane_blocks(it, pl, buf_addr);
+  } else {
+    it.raw = make_uint4(w[0], w[1], w[2], w[3]);
+    it.f0 = scale_table_entry<true>(c[0]);
+    it.f1 = scale_table_entry<true>(c[1]);
+    OperandItems<ItemsCfg>::store_chunk_lane_blocks(it, pl, buf_addr);
+  }
+  __syncthreads();
+  for (int b = threadIdx.x; b < kRows * 128; b += blockDim.x) out[b] = buf[b];
+}
+
+template <bool kHalves>
+void check_lane_block_stores() {
+  test::Rng rng;
+  for (int iter = 0; iter < 8; ++iter) {
+    std::vector<std::uint32_t> words(8 * kRows);
+    for (auto& x : words) x = static_cast<std::uint32_t>(rng.integer(0, 0xffffffffll));
+    // Scales 2^-3..2^3 times 1, 1.25, 1.5 or 1.75 (normal E4M3 codes), so a
+    // block placed in the wrong slot shows as a wrong value.
+    std::vector<std::uint8_t> codes(4 * kRows);
+    for (auto& c : codes) c = static_cast<std::uint8_t>(((rng.integer(4, 10)) << 3) | (rng.integer(0, 3) << 1));
+    test::DeviceBuffer<std::uint32_t> dw(words.size());
+    test::DeviceBuffer<std::uint8_t> dc(codes.size()), dout(kRows * 128);
+    dw.upload(words);
+    dc.upload(codes);
+    lane_block_store_kernel<kHalves><<<1, kRows * (kHalves ? 4 : 2)>>>(dw.get(), dc.get(), dout.get());
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const std::vector<std::uint8_t> got = dout.download();
+    for (int n = 0; n < kRows; ++n)
+      for (int r = 0; r < 64; ++r) {
+        // Logical column l of row n: 16-byte piece l / 8, swizzled by n % 8.
+        const int l = lane_block_logical_k(r);
+        const int byte = n * 128 + (((l / 8) ^ (n % 8)) * 16) + 2 * (l % 8);
+        const std::uint16_t bits = static_cast<std::uint16_t>(got[byte] | (got[byte + 1] << 8));
+        const unsigned code = (words[8 * n + r / 8] >> (4 * (r % 8))) & 0xf;
+        const double want = double(decode_e2m1(code)) * double(decode_e4m3(codes[4 * n + r / 16])) * std::ldexp(1.0, -9);
+        ASSERT_EQ(double(bf16_bits_to_float(bits)), want) << "row " << n << " real k " << r << " (logical " << l << ")";
+      }
+  }
+}
+
+TEST(LaneBlockItems, HalfChunkStoresPutEveryRealKAtItsLaneBlockSlot) {
+  FP4MOE_REQUIRE_GPU();
+  check_lane_block_stores<true>();
+}
+
+TEST(LaneBlockItems, ChunkStoresPutEveryRealKAtItsLaneBlockSlot) {
+  FP4MOE_REQUIRE_GPU();
+  check_lane_block_stores<false>();
+}
+
+}  // namespace
+}  // namespace fp4moe::kernels
