@@ -440,6 +440,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   static_assert(!Cfg::kYWholeStage || !Cfg::kFp8, "whole-stage tokens: the BF16 route");
   static_assert(!Cfg::kPrepackedB || Cfg::kSwap || kYSplit == 1, "prepacked weights as Y: whole chunks (logical_pieces)");
   ItemPlace xpl[kXItems > 0 ? kXItems : 1], ypl[kYItems];
+  // The lane-block order's token stores (4-byte pairs of a half chunk,
+  // 8-byte pairs of a chunk) fill a 16-byte piece from a row's four blocks;
+  // without bank conflicts only if a warp's lanes take a row's blocks (or
+  // chunks) side by side, eight rows (sixteen) a warp. So the item of
+  // stage index i is, of a sub-step: half h = i % 2 of chunk (i / 2) % 2 of
+  // row i / 4 (halves), or chunk i % 2 of row i / 2; place's order is
+  // chunk-major. (In place's order the four-byte stores ran 2-way and the
+  // eight-byte ones 4-way conflicted: decode 1.01-1.04x the time of the
+  // chunk order where the X side alone had run 0.94-0.97x, docs/PERF.md
+  // stop 51.)
+  auto y_item = [&](int i) {
+    if constexpr (kLaneBlocks) {
+      return kYHalves ? (((i / 2) % 2) * BN + i / 4) * 2 + i % 2 : (i % 2) * BN + i / 2;
+    } else {
+      return i;
+    }
+  };
   auto place_items = [&](std::int32_t xs_row0, std::int32_t ys_row0) {
 #pragma unroll
     for (int u = 0; u < kXItems; ++u)
@@ -447,7 +464,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 #pragma unroll
     for (int u = 0; u < kYItems; ++u)
       ypl[u] = Cfg::kYWholeStage ? items.at_sub(items.place(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN, 0, kYSplit,
-                                                            (y_tid + kYThreads * u) % (2 * BN * kYSplit)),
+                                                            y_item((y_tid + kYThreads * u) % (2 * BN * kYSplit))),
                                                 (y_tid + kYThreads * u) / (2 * BN * kYSplit))
                                  : items.place(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN, 0, kYSplit, y_tid + kYThreads * u);
   };
