@@ -208,7 +208,7 @@ __device__ __forceinline__ void logical_pieces(const uint4& w, const PairScale& 
 }
 
 // ------------------------------------------------------------------------
-// The lane-block order (NVFP4's swap-AB tiles with whole-stage tokens,
+// The lane-block order (the NVFP4 swap-AB tiles that take it,
 // gemm_config.cuh kLaneBlocks): K permuted inside each 64-K sub-step, the
 // same way for both operands, so that quad lane j's A fragments of all four
 // k16 steps come from one NVFP4 block a row, real k 16j..16j+15 (words 2j,

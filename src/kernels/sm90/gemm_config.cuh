@@ -195,17 +195,22 @@ struct GemmConfig {
   static constexpr bool kYAhead = !kSwap && !kFp8 && !kFc1 && !kGather &&
                                   ((!kMoe && BN == 256 && (kLayout == Layout::kDense || kLayout == Layout::kContiguous)) ||
                                    (kMoe && kNvfp4 && BN == 128 && BK == 256));
-  // The lane-block K order (fp4_dequant.cuh) in NVFP4's swap-AB tiles with
-  // whole-stage tokens (decode's 16-, 32- and 64-token tiles, MoE-dense's
-  // 32-, 64- and 96-token ones): quad lane j's A fragments of a sub-step
-  // are one NVFP4 block a row, one 8-byte load and one factor, where the
-  // chunk order takes two 4-byte loads and two factors (code and table
-  // entry each). Shared loads a 256-K stage 58 -> 34; the tokens' items
-  // store 4-byte or 8-byte pairs instead of 16-byte pieces (docs/PERF.md
-  // stop 51). Not the gather tiles (their accumulator's room), MXFP4
-  // (a 32-element block spans a lane's two sub-step halves either way) or
-  // the tiles that convert tokens a sub-step at a time.
-  static constexpr bool kLaneBlocks = kNvfp4 && kSwap && kYWholeStage && !kGather && !kFp8;
+  // The lane-block K order (fp4_dequant.cuh): quad lane j's A fragments
+  // of a sub-step are one NVFP4 block a row, one 8-byte load and one
+  // factor (code and table entry), where the chunk order takes two 4-byte
+  // loads and two factors: shared loads a 256-K stage 58 -> 34. The
+  // tokens' whole-stage items write that order in 4- or 8-byte pairs
+  // (operand_items.cuh), one row's blocks side by side in a warp's lanes.
+  // Taken where it measured faster (H200, docs/PERF.md stop 51): the
+  // 16-token decode tile (NVFP4 decode rows of 1-8 tokens 0.971-0.991x the
+  // time) and MoE-dense's 96-token tile (seed-fc2 M = 96 0.975-0.990x).
+  // Not the 32-token four-warpgroup tiles (decode 0.997-1.028x; seed-fc2 M
+  // = 32 0.973-0.998x), the 64-token ones (decode 0.990-1.004x, seed-fc2 M
+  // = 64 1.018-1.023x), MXFP4 (a 32-element block spans a lane's two words
+  // either way), the gather tiles or those converting tokens a sub-step at
+  // a time.
+  static constexpr bool kLaneBlocks =
+      kNvfp4 && kSwap && kYWholeStage && !kGather && !kFp8 && (kMoe ? BN_ == 96 : BN_ == 16);
   static constexpr int kYSets = kYWholeStage ? 1 : kYAhead ? 3 : 2;  // sets of Y buffers per user
   static constexpr int kYConvSubs = [] {
     if (kYWholeStage) return BK / 64;
