@@ -1,5 +1,6 @@
 // Issue-rate probe (not a product tool): warp instructions per cycle per SM
-// of the conversions the FP4 -> 16-bit dequantisation could use, alone and
+// of the conversions the FP4 -> 16-bit dequantisation could use (and of
+// dp4a, which builds a table address from one byte: stop 51), alone and
 // interleaved with the integer ALU's LOP3, to tell which pipe each runs on
 // and how fast. Each thread runs kChains independent dependency chains so
 // latency does not bound the rate; cycles from clock64 on each block's

@@ -447,8 +447,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // stage index i is, of a sub-step: half h = i % 2 of chunk (i / 2) % 2 of
   // row i / 4 (halves), or chunk i % 2 of row i / 2; place's order is
   // chunk-major. (In place's order the four-byte stores ran 2-way and the
-  // eight-byte ones 4-way conflicted: decode 1.01-1.04x the time of the
-  // chunk order where the X side alone had run 0.94-0.97x, docs/PERF.md
+  // eight-byte ones 4-way conflicted: decode 0.98-1.04x the time of the
+  // chunk order, where the X side alone had run 0.94-1.00x, docs/PERF.md
   // stop 51.)
   auto y_item = [&](int i) {
     if constexpr (kLaneBlocks) {

@@ -127,8 +127,9 @@ struct OperandItems {
     const int cc = pl.k0 / 32;
     // Piece 0 of the row (pl.bf16 names piece 4cc) plus block j's bytes;
     // piece P at row ^ (P << 4). (Through ptx::unhoisted: ptxas otherwise
-    // keeps all eight addresses across the stage loop, and the 32-token
-    // four-warpgroup tile spilled them.)
+    // keeps all eight addresses across the stage loop; the 32-token
+    // four-warpgroup tile spilled them, seven local loads a stage, when it
+    // took this order, docs/PERF.md stop 51.)
     const std::uint32_t row = ptx::unhoisted(bf16_buf + (pl.bf16 ^ std::uint32_t(cc << 6)) + 4 * (2 * cc + pl.part));
 #pragma unroll
     for (int t = 0; t < 4; ++t)
