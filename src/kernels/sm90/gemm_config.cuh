@@ -210,7 +210,7 @@ struct GemmConfig {
   // either way), the gather tiles or those converting tokens a sub-step at
   // a time.
   static constexpr bool kLaneBlocks =
-      kNvfp4 && kSwap && kYWholeStage && !kGather && !kFp8 && (kMoe ? BN_ == 96 : BN_ == 16);
+      kNvfp4 && kSwap && kYWholeStage && !kFp8 && (kGather || (kMoe ? BN_ == 96 : BN_ == 16));
   static constexpr int kYSets = kYWholeStage ? 1 : kYAhead ? 3 : 2;  // sets of Y buffers per user
   static constexpr int kYConvSubs = [] {
     if (kYWholeStage) return BK / 64;
