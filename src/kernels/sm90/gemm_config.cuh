@@ -203,14 +203,16 @@ struct GemmConfig {
   // (operand_items.cuh), one row's blocks side by side in a warp's lanes.
   // Taken where it measured faster (H200, docs/PERF.md stop 51): the
   // 16-token decode tile (NVFP4 decode rows of 1-8 tokens 0.971-0.991x the
-  // time) and MoE-dense's 96-token tile (seed-fc2 M = 96 0.975-0.990x).
-  // Not the 32-token four-warpgroup tiles (decode 0.997-1.028x; seed-fc2 M
-  // = 32 0.973-0.998x), the 64-token ones (decode 0.990-1.004x, seed-fc2 M
-  // = 64 1.018-1.023x), MXFP4 (a 32-element block spans a lane's two words
-  // either way), the gather tiles or those converting tokens a sub-step at
-  // a time.
+  // time), MoE-dense's 96-token tile (seed-fc2 M = 96 0.975-0.990x) and
+  // the 8-token gather tile (moe-fc2 M = 32-128 0.979-1.008x, prepacked
+  // 0.979-0.988x). Not the 32-token four-warpgroup tiles (decode
+  // 0.997-1.028x; seed-fc2 M = 32 0.973-0.998x), the 64-token ones (decode
+  // 0.990-1.004x, seed-fc2 M = 64 1.018-1.023x), the 16-token gather tile
+  // (moe-fc2 M = 160-384 1.003-1.010x: the tiles whose token items are
+  // whole chunks lose), MXFP4 (a 32-element block spans a lane's two words
+  // either way) or the tiles converting tokens a sub-step at a time.
   static constexpr bool kLaneBlocks =
-      kNvfp4 && kSwap && kYWholeStage && !kFp8 && (kGather || (kMoe ? BN_ == 96 : BN_ == 16));
+      kNvfp4 && kSwap && kYWholeStage && !kFp8 && (kGather ? BN_ == 8 : kMoe ? BN_ == 96 : BN_ == 16);
   static constexpr int kYSets = kYWholeStage ? 1 : kYAhead ? 3 : 2;  // sets of Y buffers per user
   static constexpr int kYConvSubs = [] {
     if (kYWholeStage) return BK / 64;
