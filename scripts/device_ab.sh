@@ -19,6 +19,7 @@ BEFORE=${BEFORE:-.carry/fp4moe_before}
 AFTER=build/tools/fp4moe
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader | tee "$OUT/gpu.txt"
 if [ -n "${GTEST_FILTER:-}" ]; then
+  scripts/gtest_filter_check.sh "${TESTS:-build/tests/fp4moe_gpu_tests}" "$GTEST_FILTER"
   timeout "${TEST_TIMEOUT:-300}" "${TESTS:-build/tests/fp4moe_gpu_tests}" --gtest_filter="$GTEST_FILTER" > "$OUT/gpu_tests.log" 2>&1
   echo "gpu tests ($GTEST_FILTER) rc=$?"; grep -E "^\[  (PASSED|FAILED) |tests ran|Failure" "$OUT/gpu_tests.log" | head -20
 fi

@@ -23,6 +23,7 @@ if [ -z "${PREBUILT:-}" ]; then
   echo "build: $(( $(date +%s) - start )) s"
 fi
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
+  [ -n "${GTEST_FILTER:-}" ] && scripts/gtest_filter_check.sh $B/tests/fp4moe_gpu_tests "$GTEST_FILTER"
   timeout ${TEST_TIMEOUT:-300} $B/tests/fp4moe_gpu_tests ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER} > "$OUT/gpu_tests.log" 2>&1
   echo "gpu tests rc=$?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran|Failure|Which is|rel_error|describe" "$OUT/gpu_tests.log" | head -40
   env -u GTEST_FILTER $B/tests/fp4moe_cpu_tests > "$OUT/cpu_tests.log" 2>&1  # gtest reads GTEST_FILTER too
