@@ -457,16 +457,26 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       return i;
     }
   };
+  // kYRowItems: item i is row i % BN of sub-step i / BN (a warp's lanes
+  // take 32 rows of one sub-step), for the first BN x BK/64 threads (whole
+  // warps); the rest convert no tokens.
+  constexpr int kYRows = Cfg::kYRowItems ? BN * (BK / 64) : 0;
+  static_assert(!Cfg::kYRowItems || (kYRows % 32 == 0 && kYRows <= kYThreads), "row items: whole warps, one a thread");
+  const bool y_row_item = Cfg::kYRowItems && y_tid < kYRows;
   auto place_items = [&](std::int32_t xs_row0, std::int32_t ys_row0) {
 #pragma unroll
     for (int u = 0; u < kXItems; ++u)
       xpl[u] = items.place(0, Cfg::kOffXScale, xs_row0, 64, 64 * wg, kXSplit, ctid % 128 + 128 * u);
+    if constexpr (Cfg::kYRowItems) {
+      ypl[0] = items.at_sub(items.place(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN, 0, 1, y_tid % BN), (y_tid / BN) % (BK / 64));
+    } else {
 #pragma unroll
-    for (int u = 0; u < kYItems; ++u)
-      ypl[u] = Cfg::kYWholeStage ? items.at_sub(items.place(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN, 0, kYSplit,
-                                                            y_item((y_tid + kYThreads * u) % (2 * BN * kYSplit))),
-                                                (y_tid + kYThreads * u) / (2 * BN * kYSplit))
-                                 : items.place(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN, 0, kYSplit, y_tid + kYThreads * u);
+      for (int u = 0; u < kYItems; ++u)
+        ypl[u] = Cfg::kYWholeStage ? items.at_sub(items.place(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN, 0, kYSplit,
+                                                              y_item((y_tid + kYThreads * u) % (2 * BN * kYSplit))),
+                                                  (y_tid + kYThreads * u) / (2 * BN * kYSplit))
+                                   : items.place(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN, 0, kYSplit, y_tid + kYThreads * u);
+    }
   };
 
   // MoE-dense: each expert's product goes to `expert_acc` and is folded into `acc`
@@ -853,7 +863,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         for (int u = 0; u < kXItems; ++u) items.template store<false>(xi[u], xpl[u], kXSplit, xbuf);
       }
       if (y_turn) {
-        if constexpr (Cfg::kYWholeStage) {
+        if constexpr (Cfg::kYRowItems) {
+          // (Loaded where stored, below: twelve registers held across the
+          // X loads spilled the 32-token four-warpgroup tile.)
+        } else if constexpr (Cfg::kYWholeStage) {
 #pragma unroll
           for (int u = 0; u < kYItems; ++u)
             yi[0][u] = kYHalves ? items.load_words(ypl[u], x_base, 0) : items.load(ypl[u], x_base, 0, 1);
@@ -902,7 +915,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         for (int u = 0; u < kXItems; ++u) items.template store<false>(xi[u], xpl[u], kXSplit, xbuf);
       }
       if (y_turn) {
-        if constexpr (Cfg::kYWholeStage) {
+        if constexpr (Cfg::kYRowItems) {
+          if (y_row_item) items.store_row_lane_blocks(items.load_row(ypl[0], x_base), ypl[0], ybuf);
+        } else if constexpr (Cfg::kYWholeStage) {
 #pragma unroll
           for (int u = 0; u < kYItems; ++u) {
             if constexpr (kLaneBlocks && kYHalves) {

@@ -56,6 +56,13 @@ struct Item {
   std::uint32_t f0, f1;  ///< scale table entries of the chunk's 16-blocks (NVFP4) or its 32-block (both, MXFP4)
 };
 
+/// A whole row's 64-K sub-step, NVFP4 (load_row): its two chunks and the
+/// scale table entries of its four blocks.
+struct RowItem {
+  uint4 lo, hi;        ///< chunk 2s (words 0-3) and chunk 2s + 1 (words 4-7)
+  std::uint32_t f[4];  ///< block b: words 2b, 2b + 1
+};
+
 template <class Cfg>
 struct OperandItems {
   static constexpr bool kNv = Cfg::kNvfp4;
@@ -153,6 +160,51 @@ struct OperandItems {
     for (int t = 0; t < 4; ++t)
 #pragma unroll
       for (int w = 0; w < 2; ++w) ptx::sts64(row ^ ((2 * t + w) << 4), make_uint2(p[w][t], p[2 + w][t]));
+  }
+
+  /// A whole row's sub-step (gemm_config.cuh kYRowItems), `pl` the place of
+  /// the row's chunk 0 (place, split 1) moved to its sub-step (at_sub): both
+  /// chunks (one 16-byte load each) and the sub-step's four codes (one
+  /// 4-byte load: columns 4s..4s + 3 of the 128x4 layout are a word).
+  __device__ RowItem load_row(const ItemPlace& pl, std::uint32_t stage) const {
+    static_assert(kNv, "whole rows: the lane-block order, NVFP4");
+    RowItem it;
+    const std::uint32_t a = stage + pl.fp4;
+    it.lo = ptx::lds128(a);
+    it.hi = ptx::lds128(a ^ 16u);
+    const std::uint32_t codes = ptx::lds32(stage + pl.scale);
+#pragma unroll
+    for (int b = 0; b < 4; ++b) it.f[b] = ptx::lds32(table_base + 4 * ((codes >> (8 * b)) & 0xffu));
+    return it;
+  }
+
+  /// load_row's item in the lane-block order: piece 2t + w of the row is
+  /// raw pair t of words w, 2 + w, 4 + w, 6 + w (blocks 0-3, bytes 4j..4j+3
+  /// block j's): eight 16-byte stores, a warp's lanes on 32 rows (the
+  /// swizzle spreads eight rows' pieces over all banks).
+  __device__ static void store_row_lane_blocks(const RowItem& it, const ItemPlace& pl, std::uint32_t bf16_buf) {
+    const std::uint32_t words[8] = {it.lo.x, it.lo.y, it.lo.z, it.lo.w, it.hi.x, it.hi.y, it.hi.z, it.hi.w};
+    // Piece 0 of the row; piece P at row ^ (P << 4). (Computed where used,
+    // as in store_half_chunk_lane_blocks.)
+    const std::uint32_t row = ptx::unhoisted(bf16_buf + pl.bf16);
+    // Piece by piece, each stored as soon as it is built: the eight words'
+    // 32 scaled pairs at once spilled the 32-token four-warpgroup tile
+    // (96 registers a thread).
+    auto piece = [&]<int T, int W>() {
+      std::uint32_t v[4];
+#pragma unroll
+      for (int b = 0; b < 4; ++b)
+        v[b] = apply_scale<kNv>(raw_pair<T>(words[2 * b + W]), pair_scale_from_table<kNv>(it.f[b]));
+      ptx::sts128(row ^ ((2 * T + W) << 4), make_uint4(v[0], v[1], v[2], v[3]));
+    };
+    piece.template operator()<0, 0>();
+    piece.template operator()<0, 1>();
+    piece.template operator()<1, 0>();
+    piece.template operator()<1, 1>();
+    piece.template operator()<2, 0>();
+    piece.template operator()<2, 1>();
+    piece.template operator()<3, 0>();
+    piece.template operator()<3, 1>();
   }
 
   /// The same item in sub-step g of the stage, for a thread whose item lies

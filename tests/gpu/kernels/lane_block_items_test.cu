@@ -1,7 +1,8 @@
 // The lane-block K order (kernels/sm90/fp4_dequant.cuh, gemm_config.cuh
 // kLaneBlocks): the order itself, and the token items that write it
-// (operand_items.cuh: store_half_chunk_lane_blocks, store_chunk_lane_blocks)
-// into a 128B-swizzled BF16 buffer, read back the way wgmma reads it.
+// (operand_items.cuh: store_half_chunk_lane_blocks, store_chunk_lane_blocks,
+// store_row_lane_blocks) into a 128B-swizzled BF16 buffer, read back the way
+// wgmma reads it.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -44,13 +45,32 @@ struct ItemsCfg {
 
 constexpr int kRows = 16;  // rows of one sub-step's BF16 buffer (every row % 8)
 
+/// Which token store writes the buffer: half chunks (one thread per row,
+/// chunk, half), whole chunks (one per row, chunk) or whole rows (one per row).
+enum class StoreItem { kHalfChunk, kChunk, kRow };
+constexpr int threads_per_row(StoreItem m) { return m == StoreItem::kHalfChunk ? 4 : m == StoreItem::kChunk ? 2 : 1; }
+
 /// Row n's sub-step (words[8n..8n+7], block b's scale code codes[4n + b])
-/// written by half-chunk items (one thread per row, chunk, half) or whole
-/// chunk items (one per row, chunk), into a shared buffer, copied out.
-template <bool kHalves>
+/// written by kMode's items into a shared buffer, copied out.
+template <StoreItem kMode>
 __global__ void lane_block_store_kernel(const std::uint32_t* words, const std::uint8_t* codes, std::uint8_t* out) {
   __shared__ __align__(1024) std::uint8_t buf[kRows * 128];
   const int i = threadIdx.x;
+  const std::uint32_t buf_addr = ptx::smem_addr(buf);
+  if constexpr (kMode == StoreItem::kRow) {
+    const std::uint32_t* w = words + 8 * i;
+    RowItem it;
+    it.lo = make_uint4(w[0], w[1], w[2], w[3]);
+    it.hi = make_uint4(w[4], w[5], w[6], w[7]);
+    for (int b = 0; b < 4; ++b) it.f[b] = scale_table_entry<true>(codes[4 * i + b]);
+    ItemPlace pl{};
+    pl.bf16 = i * 128 + (i % 8) * 16;  // piece 0 of row i (OperandItems::place, chunk 0)
+    OperandItems<ItemsCfg>::store_row_lane_blocks(it, pl, buf_addr);
+    __syncthreads();
+    for (int b = threadIdx.x; b < kRows * 128; b += blockDim.x) out[b] = buf[b];
+    return;
+  }
+  constexpr bool kHalves = kMode == StoreItem::kHalfChunk;
   const int n = kHalves ? i / 4 : i / 2, cc = kHalves ? (i / 2) % 2 : i % 2, h = kHalves ? i % 2 : 0;
   ItemPlace pl{};
   pl.bf16 = n * 128 + ((4 * cc) ^ (n % 8)) * 16;
@@ -59,7 +79,6 @@ __global__ void lane_block_store_kernel(const std::uint32_t* words, const std::u
   const std::uint32_t* w = words + 8 * n + 4 * cc;
   const std::uint8_t* c = codes + 4 * n + 2 * cc;
   Item it;
-  const std::uint32_t buf_addr = ptx::smem_addr(buf);
   if constexpr (kHalves) {
     it.raw = make_uint4(w[2 * h], w[2 * h + 1], 0u, 0u);
     it.f0 = it.f1 = scale_table_entry<true>(c[h]);
@@ -74,7 +93,7 @@ __global__ void lane_block_store_kernel(const std::uint32_t* words, const std::u
   for (int b = threadIdx.x; b < kRows * 128; b += blockDim.x) out[b] = buf[b];
 }
 
-template <bool kHalves>
+template <StoreItem kMode>
 void check_lane_block_stores() {
   test::Rng rng;
   for (int iter = 0; iter < 8; ++iter) {
@@ -88,7 +107,7 @@ void check_lane_block_stores() {
     test::DeviceBuffer<std::uint8_t> dc(codes.size()), dout(kRows * 128);
     dw.upload(words);
     dc.upload(codes);
-    lane_block_store_kernel<kHalves><<<1, kRows * (kHalves ? 4 : 2)>>>(dw.get(), dc.get(), dout.get());
+    lane_block_store_kernel<kMode><<<1, kRows * threads_per_row(kMode)>>>(dw.get(), dc.get(), dout.get());
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     const std::vector<std::uint8_t> got = dout.download();
     for (int n = 0; n < kRows; ++n)
@@ -106,12 +125,17 @@ void check_lane_block_stores() {
 
 TEST(LaneBlockItems, HalfChunkStoresPutEveryRealKAtItsLaneBlockSlot) {
   FP4MOE_REQUIRE_GPU();
-  check_lane_block_stores<true>();
+  check_lane_block_stores<StoreItem::kHalfChunk>();
 }
 
 TEST(LaneBlockItems, ChunkStoresPutEveryRealKAtItsLaneBlockSlot) {
   FP4MOE_REQUIRE_GPU();
-  check_lane_block_stores<false>();
+  check_lane_block_stores<StoreItem::kChunk>();
+}
+
+TEST(LaneBlockItems, RowStoresPutEveryRealKAtItsLaneBlockSlot) {
+  FP4MOE_REQUIRE_GPU();
+  check_lane_block_stores<StoreItem::kRow>();
 }
 
 }  // namespace
