@@ -462,13 +462,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // warps); the rest convert no tokens.
   constexpr int kYRows = Cfg::kYRowItems ? BN * (BK / 64) : 0;
   static_assert(!Cfg::kYRowItems || (kYRows % 32 == 0 && kYRows <= kYThreads), "row items: whole warps, one a thread");
-  const bool y_row_item = Cfg::kYRowItems && y_tid < kYRows;
+  // (Private Y, kPrivateY, fewer items than threads: odd warpgroups give
+  // theirs to their last warps, so the items' warps spread over the four
+  // schedulers.)
+  const int y_row_slot = Cfg::kPrivateY && kYRows < kYThreads ? (y_tid + (wg % 2) * (kYThreads - kYRows)) % kYThreads : y_tid;
+  const bool y_row_item = Cfg::kYRowItems && y_row_slot < kYRows;
   auto place_items = [&](std::int32_t xs_row0, std::int32_t ys_row0) {
 #pragma unroll
     for (int u = 0; u < kXItems; ++u)
       xpl[u] = items.place(0, Cfg::kOffXScale, xs_row0, 64, 64 * wg, kXSplit, ctid % 128 + 128 * u);
     if constexpr (Cfg::kYRowItems) {
-      ypl[0] = items.at_sub(items.place(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN, 0, 1, y_tid % BN), (y_tid / BN) % (BK / 64));
+      ypl[0] = items.at_sub(items.place(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN, 0, 1, y_row_slot % BN), (y_row_slot / BN) % (BK / 64));
     } else {
 #pragma unroll
       for (int u = 0; u < kYItems; ++u)

@@ -206,17 +206,18 @@ struct GemmConfig {
   // the time), MoE-dense's 96-token tile (seed-fc2 M = 96 0.975-0.990x),
   // the 8-token gather tile (moe-fc2 M = 32-128 0.979-1.008x, prepacked
   // 0.979-0.988x), and with whole-row token items (kYRowItems, below) the
-  // 32-token decode tile (0.978-1.001x) and the 64-token one on standard
-  // weights (0.989-0.996x). Not the 64-token decode tile on prepacked
-  // weights (1.005-1.017x with row items), MoE-dense's 32- and 64-token
-  // tiles (seed-fc2 M = 32 and 64: 1.001-1.011x with row items; with chunk
-  // items stop 51 had 0.973-1.023x), the 16-token gather tile (moe-fc2 M =
-  // 160-384 1.003-1.010x with chunk items), MXFP4 (a 32-element block
-  // spans a lane's two words either way) or the tiles converting tokens a
-  // sub-step at a time.
+  // 32-token decode tile (0.978-1.001x), the 64-token one on standard
+  // weights (0.989-0.996x) and the 16-token gather tile (moe-fc2 M =
+  // 224-384 0.985-1.001x, prepacked 0.994-1.001x; with chunk items stop 51
+  // had 1.003-1.010x). Not the 64-token decode tile on prepacked weights
+  // (1.005-1.017x with row items), MoE-dense's 32- and 64-token tiles
+  // (seed-fc2 M = 32 and 64: 1.001-1.011x with row items; with chunk items
+  // stop 51 had 0.973-1.023x), MXFP4 (a 32-element block spans a lane's
+  // two words either way) or the tiles converting tokens a sub-step at a
+  // time.
   static constexpr bool kLaneBlocks =
       kNvfp4 && kSwap && kYWholeStage && !kFp8 &&
-      (kGather ? BN_ == 8 : kMoe ? BN_ == 96 : (BN_ == 16 || BN_ == 32 || (BN_ == 64 && !kPrepackedB_)));
+      (kGather ? (BN_ == 8 || BN_ == 16) : kMoe ? BN_ == 96 : (BN_ == 16 || BN_ == 32 || (BN_ == 64 && !kPrepackedB_)));
   // Whole-row token items in the lane-block order (operand_items.cuh
   // load_row, store_row_lane_blocks): an item is one token row's 64-K
   // sub-step (two chunks, four blocks, eight 16-byte pieces), so its
@@ -225,8 +226,10 @@ struct GemmConfig {
   // back what the X side gained on these tiles (docs/PERF.md stop 51).
   // BN x BK/64 items a stage: one a thread of the 64-token decode tile;
   // the 32-token four-warpgroup tile gives its 128 to the first
-  // warpgroup (one warp a scheduler), the others convert no tokens.
-  static constexpr bool kYRowItems = kLaneBlocks && !kGather && !kMoe && (BN_ == 32 || BN_ == 64);
+  // warpgroup (one warp a scheduler), the others convert no tokens; each
+  // warpgroup of the 16-token gather tile (its own tokens) gives its 64 to
+  // two of its warps, the first two or (odd warpgroups) the last two.
+  static constexpr bool kYRowItems = kLaneBlocks && (kGather ? BN_ == 16 : !kMoe && (BN_ == 32 || BN_ == 64));
   static constexpr int kYSets = kYWholeStage ? 1 : kYAhead ? 3 : 2;  // sets of Y buffers per user
   static constexpr int kYConvSubs = [] {
     if (kYWholeStage) return BK / 64;
