@@ -462,9 +462,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // warps); the rest convert no tokens.
   constexpr int kYRows = Cfg::kYRowItems ? BN * (BK / 64) : 0;
   static_assert(!Cfg::kYRowItems || (kYRows % 32 == 0 && kYRows <= kYThreads), "row items: whole warps, one a thread");
-  // (Private Y, kPrivateY, fewer items than threads: odd warpgroups give
-  // theirs to their last warps, so the items' warps spread over the four
-  // schedulers.)
+  // (Private Y, kPrivateY: the items fill half the threads, and odd
+  // warpgroups give theirs to their last warps, so the items' warps spread
+  // over the four schedulers.)
+  static_assert(!Cfg::kYRowItems || !Cfg::kPrivateY || 2 * kYRows == kYThreads, "private Y: row items on half the threads");
   const int y_row_slot = Cfg::kPrivateY && kYRows < kYThreads ? (y_tid + (wg % 2) * (kYThreads - kYRows)) % kYThreads : y_tid;
   const bool y_row_item = Cfg::kYRowItems && y_row_slot < kYRows;
   auto place_items = [&](std::int32_t xs_row0, std::int32_t ys_row0) {

@@ -207,9 +207,10 @@ struct GemmConfig {
   // the 8-token gather tile (moe-fc2 M = 32-128 0.979-1.008x, prepacked
   // 0.979-0.988x), and with whole-row token items (kYRowItems, below) the
   // 32-token decode tile (0.978-1.001x), the 64-token one on standard
-  // weights (0.989-0.996x) and the 16-token gather tile (moe-fc2 M =
-  // 224-384 0.985-1.001x, prepacked 0.994-1.001x; with chunk items stop 51
-  // had 1.003-1.010x). Not the 64-token decode tile on prepacked weights
+  // weights (0.989-0.996x) and the 16-token four-warpgroup gather tile of
+  // 256-K stages (moe-fc2 M = 224-384 0.985-1.001x, prepacked
+  // 0.994-1.001x; with chunk items stop 51 had 1.003-1.010x); not its
+  // unmeasured 128-K and two-CTA variants. Not the 64-token decode tile on prepacked weights
   // (1.005-1.017x with row items), MoE-dense's 32- and 64-token tiles
   // (seed-fc2 M = 32 and 64: 1.001-1.011x with row items; with chunk items
   // stop 51 had 0.973-1.023x), MXFP4 (a 32-element block spans a lane's
@@ -217,7 +218,8 @@ struct GemmConfig {
   // time.
   static constexpr bool kLaneBlocks =
       kNvfp4 && kSwap && kYWholeStage && !kFp8 &&
-      (kGather ? (BN_ == 8 || BN_ == 16) : kMoe ? BN_ == 96 : (BN_ == 16 || BN_ == 32 || (BN_ == 64 && !kPrepackedB_)));
+      (kGather ? (BN_ == 8 || (BN_ == 16 && BK_ == 256 && kCtasPerSm_ == 1))
+               : kMoe ? BN_ == 96 : (BN_ == 16 || BN_ == 32 || (BN_ == 64 && !kPrepackedB_)));
   // Whole-row token items in the lane-block order (operand_items.cuh
   // load_row, store_row_lane_blocks): an item is one token row's 64-K
   // sub-step (two chunks, four blocks, eight 16-byte pieces), so its
