@@ -466,7 +466,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // warpgroups give theirs to their last warps, so the items' warps spread
   // over the four schedulers.)
   static_assert(!Cfg::kYRowItems || !Cfg::kPrivateY || 2 * kYRows == kYThreads, "private Y: row items on half the threads");
-  const int y_row_slot = Cfg::kPrivateY && kYRows < kYThreads ? (y_tid + (wg % 2) * (kYThreads - kYRows)) % kYThreads : y_tid;
+  const int y_row_slot = Cfg::kYRowItems && Cfg::kPrivateY ? (y_tid + (wg % 2) * kYRows) % kYThreads : y_tid;
   const bool y_row_item = Cfg::kYRowItems && y_row_slot < kYRows;
   auto place_items = [&](std::int32_t xs_row0, std::int32_t ys_row0) {
 #pragma unroll

@@ -14,9 +14,6 @@ __device__ __forceinline__ std::uint32_t bit_select(std::uint32_t a, std::uint32
   return d;
 }
 
-}  // namespace fp4moe::ptx
-
-namespace fp4moe::ptx {
 
 /// prmt.b32 in its default mode: result byte i is byte (sel nibble i & 7) of
 /// {b:a}; when the nibble's bit 3 is set, the byte is instead filled with the
@@ -27,10 +24,6 @@ __device__ __forceinline__ std::uint32_t prmt(std::uint32_t a, std::uint32_t b, 
   asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel));
   return d;
 }
-
-}  // namespace fp4moe::ptx
-
-namespace fp4moe::ptx {
 
 /// x, through a volatile move ptxas cannot see through: what derives from
 /// it is computed where it is used, not hoisted out of the loop around it
