@@ -1,0 +1,216 @@
+// Stream-pattern probe (not a product tool). How fast a persistent TMA
+// stream reads the weights in the access patterns of the GEMM tiles when
+// nothing is computed: a producer thread a CTA fills a ring of stages, a
+// consumer warp waits for each and frees it at once. moe-fc2 at M = 32 runs
+// 76 µs with no weight conversion at all (docs/PERF.md stop 38), about half
+// the read ceiling; its weight boxes are 64 rows of 128 bytes whose rows
+// lie E·W/2 = 32 KB apart, where a decode tile's lie 1-3.5 KB apart. This
+// asks whether that pattern alone is slow: the same passes as 2-D boxes of
+// the [7168, 32768-byte] tensor, as 128-row boxes, and as one contiguous
+// 8 KB block a (tile, expert) (a layout the library does not have), each
+// with and without its 2 KB scale chunk; and two decode patterns for
+// scale. Each CTA takes an equal contiguous share of the pass list (no
+// partial rounds), 264 CTAs (two an SM), cold L2, median of 15 launches.
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "common/cuda_check.hpp"
+#include "kernels/sm90/ptx/memory.cuh"
+#include "kernels/sm90/tensor_map.hpp"
+
+namespace {
+
+namespace ptx = fp4moe::ptx;
+
+constexpr int kCtas = 264;
+constexpr int kMaxStageBytes = 16384 + 2048;
+
+/// One stage's loads: a 2-D box at (x bytes, row y), or (bulk) `bytes` from
+/// byte offset `off` of the data; and a scale chunk at `scale_off` (< 0: none).
+struct Pass {
+  std::int64_t off;
+  std::int64_t scale_off;
+  std::int32_t x, y;
+};
+
+struct Launch {
+  const Pass* passes;
+  std::int64_t count;
+  const std::uint8_t* data;
+  const std::uint8_t* scales;
+  std::uint32_t box_bytes;  // bytes of the box or the bulk copy
+  std::uint32_t scale_bytes;
+  int stages;
+  bool bulk;
+};
+
+__global__ void __launch_bounds__(64) stream(const __grid_constant__ CUtensorMap map, Launch l, std::uint32_t* sink) {
+  extern __shared__ __align__(1024) std::uint8_t smem_raw[];
+  std::uint64_t* full = reinterpret_cast<std::uint64_t*>(smem_raw);
+  std::uint64_t* empty = full + 8;
+  std::uint8_t* smem = reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 128 + 1023) & ~std::uintptr_t(1023));
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < l.stages; ++s) {
+      ptx::mbar_init(&full[s], 1);
+      ptx::mbar_init(&empty[s], 1);
+    }
+    ptx::fence_mbarrier_init();
+  }
+  __syncthreads();
+  const std::int64_t begin = l.count * blockIdx.x / gridDim.x, end = l.count * (blockIdx.x + 1) / gridDim.x;
+  if (threadIdx.x == 0) {
+    ptx::prefetch_tensor_map(&map);
+    // The next pass's description is read before the wait for its stage,
+    // so its L2 round trip is not on the issue path.
+    Pass next = begin < end ? l.passes[begin] : Pass{};
+    for (std::int64_t i = begin; i < end; ++i) {
+      const int k = int(i - begin), s = k % l.stages;
+      const Pass p = next;
+      if (i + 1 < end) next = l.passes[i + 1];
+      ptx::mbar_wait(&empty[s], ((k / l.stages) & 1) ^ 1);
+      std::uint8_t* st = smem + s * kMaxStageBytes;
+      ptx::mbar_arrive_expect_tx(&full[s], l.box_bytes + (p.scale_off >= 0 ? l.scale_bytes : 0));
+      if (l.bulk) {
+        ptx::bulk_load(st, l.data + p.off, l.box_bytes, &full[s]);
+      } else {
+        ptx::tma_load_2d(st, &map, p.x, p.y, &full[s]);
+      }
+      if (p.scale_off >= 0) ptx::bulk_load(st + 16384, l.scales + p.scale_off, l.scale_bytes, &full[s]);
+    }
+  } else if (threadIdx.x == 32) {
+    std::uint32_t acc = 0;
+    for (std::int64_t i = begin; i < end; ++i) {
+      const int k = int(i - begin), s = k % l.stages;
+      ptx::mbar_wait(&full[s], (k / l.stages) & 1);
+      acc ^= ptx::lds32(ptx::smem_addr(smem + s * kMaxStageBytes));
+      ptx::mbar_arrive(&empty[s]);
+    }
+    if (acc == 0x9e3779b9u) sink[blockIdx.x] = acc;
+  }
+}
+
+__global__ void read_sweep(const uint4* p, std::int64_t n, std::uint32_t* sink) {
+  std::uint32_t acc = 0;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x)
+    acc ^= __ldcg(p + i).x;
+  if (acc == 0x12345678u) sink[0] = acc;
+}
+
+struct Pattern {
+  const char* name;
+  std::vector<Pass> passes;
+  std::int64_t rows, row_bytes;  // the tensor the boxes read (2-D patterns)
+  int box_rows;
+  std::uint32_t box_bytes;
+  bool bulk;
+  bool scales;
+};
+
+}  // namespace
+
+int main() {
+  // moe-fc2's weights: N = 7168 rows of E·W = 65536 FP4 codes (32 KB), E =
+  // 256 experts of W = 256 codes (128 bytes); the experts M = 32 tokens use
+  // under uniform top-8 routing (one draw, fixed seed).
+  constexpr int kN = 7168, kE = 256, kExpertBytes = 128;
+  constexpr std::int64_t kMoeRowBytes = std::int64_t(kE) * kExpertBytes;
+  std::mt19937 rng(12345);
+  std::set<int> used;
+  for (int m = 0; m < 32; ++m) {
+    std::vector<int> ids(kE);
+    for (int e = 0; e < kE; ++e) ids[e] = e;
+    std::shuffle(ids.begin(), ids.end(), rng);
+    used.insert(ids.begin(), ids.begin() + 8);
+  }
+  const std::vector<int> experts(used.begin(), used.end());
+  // B's scales: per 128-row band and expert one 2 KB run (four 512-byte chunks).
+  auto scale_off = [&](int row0, int e) { return (std::int64_t(row0 / 128) * kE + e) * 2048; };
+
+  std::vector<Pattern> patterns;
+  for (int with_scales = 0; with_scales < 2; ++with_scales) {
+    for (int rows : {64, 128}) {
+      Pattern p{rows == 64 ? "moe-fc2 M=32: 64-row boxes, rows 32 KB apart" : "moe-fc2 M=32: 128-row boxes, rows 32 KB apart",
+                {}, kN, kMoeRowBytes, rows, std::uint32_t(rows * kExpertBytes), false, with_scales != 0};
+      for (int t = 0; t < kN / rows; ++t)
+        for (int e : experts) p.passes.push_back({0, with_scales ? scale_off(t * rows, e) : -1, e * kExpertBytes, t * rows});
+      patterns.push_back(p);
+    }
+    Pattern b{"moe-fc2 M=32: one contiguous 8 KB block a (64-row tile, expert)", {}, 0, 0, 0, 64 * kExpertBytes, true,
+              with_scales != 0};
+    for (int t = 0; t < kN / 64; ++t)
+      for (int e : experts) b.passes.push_back({(std::int64_t(t) * kE + e) * 64 * kExpertBytes, with_scales ? scale_off(t * 64, e) : -1, 0, 0});
+    patterns.push_back(b);
+    // Decode: G groups of [n, k/2 bytes] stacked, 128-row boxes, a tile's K blocks in turn.
+    for (auto [g, n, rb] : {std::tuple{8, 7168, 1024}, std::tuple{32, 4096, 3584}}) {
+      Pattern d{g == 8 ? "decode G8 x7168x2048: 128-row boxes, rows 1 KB apart" : "decode G32 x4096x7168: 128-row boxes, rows 3.5 KB apart",
+                {}, std::int64_t(g) * n, rb, 128, 128 * 128, false, with_scales != 0};
+      for (int t = 0; t < g * n / 128; ++t)
+        for (int kb = 0; kb < rb / 128; ++kb)
+          d.passes.push_back({0, with_scales ? (std::int64_t(t) * (rb / 128) + kb) * 2048 : -1, kb * 128, t * 128});
+      patterns.push_back(d);
+    }
+  }
+
+  std::int64_t data_bytes = 0, scale_bytes = 0;
+  for (const Pattern& p : patterns) {
+    data_bytes = std::max(data_bytes, p.bulk ? std::int64_t(kN / 64) * kE * 64 * kExpertBytes : p.rows * p.row_bytes);
+    for (const Pass& q : p.passes) scale_bytes = std::max(scale_bytes, q.scale_off + 2048);
+  }
+  std::uint8_t *data = nullptr, *scales = nullptr;
+  std::uint32_t* sink = nullptr;
+  uint4* flush = nullptr;
+  constexpr std::int64_t kFlushBytes = std::int64_t(512) << 20;
+  FP4MOE_CUDA_CHECK(cudaMalloc(&data, data_bytes));
+  FP4MOE_CUDA_CHECK(cudaMalloc(&scales, scale_bytes));
+  FP4MOE_CUDA_CHECK(cudaMalloc(&sink, 4096));
+  FP4MOE_CUDA_CHECK(cudaMalloc(&flush, kFlushBytes));
+  FP4MOE_CUDA_CHECK(cudaMemset(data, 0x5a, data_bytes));  // (not zeros: the DRAM does not see a pattern it could skip)
+  FP4MOE_CUDA_CHECK(cudaMemset(scales, 0x38, scale_bytes));
+  FP4MOE_CUDA_CHECK(cudaMemset(flush, 1, kFlushBytes));
+  const int smem = 8 * kMaxStageBytes + 2048;
+  FP4MOE_CUDA_CHECK(cudaFuncSetAttribute(stream, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  cudaEvent_t e0, e1;
+  FP4MOE_CUDA_CHECK(cudaEventCreate(&e0));
+  FP4MOE_CUDA_CHECK(cudaEventCreate(&e1));
+  std::printf("experts used by M = 32 tokens: %zu of %d\n", experts.size(), kE);
+  std::printf("%-72s %6s %9s %9s %8s\n", "pattern", "stages", "MB", "us", "GB/s");
+  for (const Pattern& p : patterns) {
+    Pass* dev = nullptr;
+    FP4MOE_CUDA_CHECK(cudaMalloc(&dev, p.passes.size() * sizeof(Pass)));
+    FP4MOE_CUDA_CHECK(cudaMemcpy(dev, p.passes.data(), p.passes.size() * sizeof(Pass), cudaMemcpyHostToDevice));
+    CUtensorMap map{};
+    if (!p.bulk) map = fp4moe::kernels::make_fp4_tensor_map(data, p.rows, p.row_bytes * 2, p.box_rows, 256);
+    for (int stages : {4, 6}) {
+      // Two CTAs an SM whatever the ring's depth (a third would fit beside
+      // two 4-stage rings): each asks for 6 stages' worth.
+      const int bytes_smem = 6 * kMaxStageBytes + 2048;
+      Launch l{dev, std::int64_t(p.passes.size()), data, scales, p.box_bytes, 2048, stages, p.bulk};
+      std::vector<float> us;
+      for (int rep = 0; rep < 18; ++rep) {
+        read_sweep<<<1024, 256>>>(flush, kFlushBytes / 16, sink);
+        FP4MOE_CUDA_CHECK(cudaEventRecord(e0));
+        stream<<<kCtas, 64, bytes_smem>>>(map, l, sink);
+        FP4MOE_CUDA_CHECK(cudaEventRecord(e1));
+        FP4MOE_CUDA_CHECK(cudaEventSynchronize(e1));
+        float ms = 0;
+        FP4MOE_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+        if (rep >= 3) us.push_back(ms * 1000.0f);
+      }
+      FP4MOE_CUDA_CHECK(cudaGetLastError());
+      std::sort(us.begin(), us.end());
+      const double mb = double(p.passes.size()) * (p.box_bytes + (p.scales ? 2048 : 0)) / 1e6;
+      const double med = us[us.size() / 2];
+      std::printf("%-60s%s %6d %9.1f %9.2f %8.0f\n", p.name, p.scales ? " +scales  " : "          ", stages, mb, med,
+                  mb / med * 1e3);
+    }
+    FP4MOE_CUDA_CHECK(cudaFree(dev));
+  }
+  return 0;
+}
