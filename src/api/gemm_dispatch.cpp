@@ -84,6 +84,8 @@ const kernels::KernelEntry& checked_kernel(const ArgCheck& c, const tuning::Prob
                 check.kernel->stream_k
                     ? "split_k must be 1 or 0 (stream-K): this tile takes no fixed split (its split tiles are stored after "
                       "its tile loop, a few a CTA)"
+                : tuning::is_dp4a(t)
+                    ? "split_k must be 1: the CUDA-core route (dp4a) is compiled without split-K"
                     : "split_k must be 1: this tile is compiled without split-K (its accumulators leave no registers for it)",
                 std::to_string(t.split_k));
       break;
@@ -143,6 +145,7 @@ GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call_in, std::int64_t m_r
     c.require(opt.moe_top_k == 0, "options.moe_top_k", "must be 0 (a moe_dense_fc2 hint)", std::to_string(opt.moe_top_k));
   }
   tuning::ProblemShape shape = tuning::problem_shape(call);
+  shape.b_prepacked = b_prepacked;
   GemmTactic t;
   const kernels::KernelEntry* e = nullptr;
   PlannedTactic::Source source = PlannedTactic::Source::kForced;
@@ -150,7 +153,9 @@ GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call_in, std::int64_t m_r
     t = *opt.tactic;
     e = &checked_kernel(c, shape, t);
     c.require(!b_prepacked || e->launch_prepacked, "options.tactic",
-              "has no kernel for prepacked weights (b.prepacked): the FP8 route reads the standard bit order", t.name());
+              "has no kernel for prepacked weights (b.prepacked): the FP8 and CUDA-core (dp4a) routes read the standard "
+              "bit order",
+              t.name());
   } else {
     shape.sm_count = current_device_sm_count();
     if (const GemmTactic* hit = tuning::runtime_cache().lookup(current_device(), tuning::key_of(call))) {
@@ -165,8 +170,8 @@ GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call_in, std::int64_t m_r
       t = tuning::pick_tactic(shape);
       e = &checked_kernel(c, shape, t);
       source = PlannedTactic::Source::kHeuristic;
-      // (The heuristic never picks the FP8 route, the one tactic of these
-      // layouts without a prepacked kernel.)
+      // (The heuristic picks neither the FP8 route nor, for prepacked B, the
+      // CUDA-core route: the tactics of these layouts without a prepacked kernel.)
       if (b_prepacked && !e->launch_prepacked)
         throw Error("fp4moe internal: the heuristic picked " + t.name() + ", which has no prepacked kernel");
     }

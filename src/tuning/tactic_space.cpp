@@ -11,7 +11,12 @@ namespace fp4moe {
 
 std::string GemmTactic::name() const {
   char buf[96];
-  const char* kind = moe_gather ? "gather" : swap_ab ? "swapAB" : fp8 ? "fp8" : cluster == 2 ? "cluster2" : "direct";
+  const char* kind = moe_gather                  ? "gather"
+                     : tuning::is_dp4a(*this)    ? "dp4a"
+                     : swap_ab                   ? "swapAB"
+                     : fp8                       ? "fp8"
+                     : cluster == 2              ? "cluster2"
+                                                 : "direct";
   if (split_k == tuning::kStreamK)
     std::snprintf(buf, sizeof buf, "%s bn%d bk%d st%d streamK", kind, block_n, block_k, stages);
   else
@@ -20,6 +25,8 @@ std::string GemmTactic::name() const {
 }
 
 namespace tuning {
+
+bool is_dp4a(const GemmTactic& t) { return t.swap_ab && !t.moe_gather && !t.fp8 && t.block_n == 8; }
 
 std::vector<GemmTactic> compiled_tactics(Fp4Format format, kernels::Layout layout) {
   std::vector<GemmTactic> out;
@@ -234,6 +241,9 @@ GemmTactic pick_tile(const ProblemShape& shape) {
   for (const GemmTactic& t : all)
     if (t.cluster != 1) clustered.push_back(t);
   std::erase_if(all, [](const GemmTactic& t) { return t.moe_gather || t.fp8 || t.cluster != 1; });
+  // The CUDA-core route for one or two tokens a weight tile, on B in the
+  // standard bit order (kDp4aMaxTokens); the wgmma tiles otherwise.
+  if (shape.m > kDp4aMaxTokens || shape.b_prepacked) std::erase_if(all, [](const GemmTactic& t) { return is_dp4a(t); });
   // MoE-dense: the 256-K stage tiles wherever they hold whole experts (W a
   // multiple of 256; faster on every seed-fc2 row timed, gemm_configs.hpp),
   // else the 128-K ones.

@@ -23,7 +23,20 @@ struct ProblemShape {
   int experts = 0;  ///< MoE-dense: E (split-K slices whole experts); FC1: E (informational)
   int top_k = 0;    ///< MoE-dense: experts per token when known (0: every token uses every expert)
   int sm_count = 132;
+  /// B in the prepacked bit order: the heuristic picks only tiles with a
+  /// kernel for it (the CUDA-core route reads the standard order).
+  bool b_prepacked = false;
 };
+
+/// The CUDA-core route (kernels/sm90/dp4a_gemv.cuh): the 8-token swap-AB tile
+/// of the dense, contiguous and masked layouts, compiled for NVFP4.
+bool is_dp4a(const GemmTactic& t);
+
+/// The most tokens a weight tile (M; masked: expected_m) for which the
+/// heuristic takes the CUDA-core route: at one and two tokens it ran 0.69-0.82x
+/// the 16-token wgmma tile's time, at four 1.3-1.5x (a probe, H200,
+/// docs/PERF.md stop 53).
+constexpr int kDp4aMaxTokens = 2;
 
 /// The kernel layout that runs an operation.
 kernels::Layout layout_of(GemmOp op);

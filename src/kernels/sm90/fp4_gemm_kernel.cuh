@@ -57,6 +57,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/sm90/dp4a_gemv.cuh"
 #include "kernels/sm90/fp4_dequant.cuh"
 #include "kernels/sm90/gather_accumulator.cuh"
 #include "kernels/sm90/gemm_config.cuh"
@@ -357,6 +358,89 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   const int wg = __shfl_sync(0xffffffffu, ctid / 128, 0), warp = (ctid / 32) % 4, lane = ctid % 32;
   const int g = lane / 4, j = lane % 4;
   const int x_r0 = (Cfg::kGather ? 0 : 64 * wg) + 16 * warp + g;  // this thread's X rows: x_r0, x_r0 + 8
+  if constexpr (Cfg::kDp4a) {
+    // The CUDA-core route (dp4a_gemv.cuh). Thread ctid takes half h of
+    // weight row r of the tile in every stage (16-K blocks 8h .. 8h + 7:
+    // four 16-byte chunks of the row, two of its scale words), and converts
+    // one word of the stage's tokens for all.
+    const int r = ctid >> 1, h = ctid & 1;
+    const int tok_row = ctid / (BK / 8), tok_word = ctid % (BK / 8);
+    constexpr int kTokStride = dp4a::kTokenStride<BK>;
+    const std::uint32_t base = ptx::smem_addr(smem);
+    // The magnitude table's low word, read back from shared memory (the
+    // scale table's slot of this thread, which this route does not use):
+    // as a constant ptxas copied it into a register before every PRMT.
+    const std::uint32_t mag_slot = base + Cfg::kOffScaleTable + 4 * ctid;
+    ptx::sts32(mag_slot, dp4a::kMagLo);
+    const std::uint32_t mag_lo = ptx::lds32(mag_slot);
+    std::uint32_t chunk_off[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) chunk_off[i] = r * 128 + (((4 * h + i) ^ (r & 7)) << 4);
+    const std::uint32_t xs_off = Cfg::kOffXScale + 2 * h * 512 + (r & 31) * 16 + (r >> 5) * 4;
+    std::uint32_t it = 0;
+    Tile t;
+    for (std::int32_t item = 0; next_work(item, t); ++item) {
+      const int valid = min(BN, t.m_end - t.m0);  // token rows of the tile inside the group
+      float total[BN];
+#pragma unroll
+      for (int tk = 0; tk < BN; ++tk) total[tk] = 0.0f;
+      if (t.group >= 0) {  // (a contiguous padding block loads nothing: its rows are written as 0)
+        const int band_row = (t.m0 + tok_row) % 128;
+        for (int kb = t.unit_begin; kb < t.unit_end; ++kb, ++it) {
+          const int s = it % kStages;
+          ptx::mbar_wait(&full[s], (it / kStages) & 1);
+          const std::uint32_t st = base + s * Cfg::kStageBytes;
+          // Token buffers by stage parity: a thread rewrites one only after
+          // the barrier below, which every thread reaches after its reads of
+          // that buffer two stages back.
+          const std::uint32_t tok = base + Cfg::kOffConv + (it & 1) * (BN * kTokStride);
+          dp4a::convert_token_word<BK>(st + Cfg::kOffY, st + Cfg::kOffYScale, tok, tok_row, tok_word, band_row, mag_lo);
+          ptx::named_barrier(Cfg::kConsumerBarrier, Cfg::kConsumerThreads);
+          uint4 chunk[4];
+#pragma unroll
+          for (int i = 0; i < 4; ++i) chunk[i] = ptx::lds128(st + chunk_off[i]);
+          const std::uint32_t sc[2] = {ptx::lds32(st + xs_off), ptx::lds32(st + xs_off + 512)};
+          ptx::mbar_arrive(&empty[s]);  // this thread's reads of the stage are done (its token word above)
+#pragma unroll
+          for (int b = 0; b < 8; ++b) {
+            const dp4a::WeightParts w0 = dp4a::weight_parts((b & 1) ? chunk[b >> 1].z : chunk[b >> 1].x, mag_lo);
+            const dp4a::WeightParts w1 = dp4a::weight_parts((b & 1) ? chunk[b >> 1].w : chunk[b >> 1].y, mag_lo);
+            const float sw = dp4a::lowered_scale((sc[b >> 2] >> (8 * (b & 3))) & 0xffu);
+#pragma unroll
+            for (int tk = 0; tk < BN; ++tk) {
+              if (tk >= valid) break;
+              const std::uint32_t tb = tok + tk * kTokStride + (8 * h + b) * 16;
+              const float sx = __uint_as_float(ptx::lds32(tok + tk * kTokStride + BK + (8 * h + b) * 4));
+              total[tk] = fmaf(dp4a::block_dot(w0, w1, ptx::lds128(tb)), sw * sx, total[tk]);
+            }
+          }
+        }
+      }
+      // Epilogue: the two halves of each row summed; D[m0 + tk, n0 + r] for
+      // the tile's tokens, times the global scales (padding rows: 0).
+#pragma unroll
+      for (int tk = 0; tk < BN; ++tk) total[tk] += __shfl_xor_sync(0xffffffffu, total[tk], 1);
+      const std::int32_t n = t.n0 + r;
+      if (h == 0 && n < p.n) {
+        const float factor = t.group >= 0 ? p.a.global[a_scale_group(t)] * p.b.global[b_scale_group(t)] : 0.0f;
+        const std::int64_t d_off0 = Cfg::kLayout == Layout::kMasked ? std::int64_t(t.group) * p.d_group_stride : 0;
+#pragma unroll
+        for (int tk = 0; tk < BN; ++tk) {
+          const std::int32_t m = t.m0 + tk;
+          if (m >= t.m_end) break;
+          const bool pad = t.group < 0 || (Cfg::kLayout == Layout::kContiguous && p.m_indices[m] < 0);
+          const float v = pad ? 0.0f : total[tk] * factor;
+          const std::int64_t off = d_off0 + std::int64_t(m) * p.ldd + n;
+          if (p.d_is_bf16) {
+            static_cast<__nv_bfloat16*>(p.d)[off] = __float2bfloat16_rn(v);
+          } else {
+            static_cast<float*>(p.d)[off] = v;
+          }
+        }
+      }
+    }
+    return;
+  }
   // The threads that dequantise and synchronise on one Y buffer pair.
   constexpr int kYThreads = Cfg::kPrivateY ? 128 : Cfg::kConsumerThreads;
   const int y_tid = Cfg::kPrivateY ? ctid % 128 : ctid;
@@ -433,9 +517,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   constexpr bool kYHalves = Cfg::kYWholeStage && 2 * kYStageChunks <= kYThreads;
   constexpr int kYSplit = Cfg::kYWholeStage ? (kYHalves ? 2 : 1) : item_split(BN, kYThreads);
   constexpr int kYStageItems = kYStageChunks * kYSplit;
-  constexpr int kYItems = Cfg::kYWholeStage ? kYStageItems / kYThreads : items_per_thread(BN, kYThreads, kYSplit);
+  // (The CUDA-core route returned above; its tile's 8 tokens would give
+  // these threads no whole item, so the counts below stand at 1 for it.)
+  constexpr int kYItems = Cfg::kDp4a                ? 1
+                          : Cfg::kYWholeStage ? kYStageItems / kYThreads
+                                              : items_per_thread(BN, kYThreads, kYSplit);
   static_assert(kXItems * 128 == 2 * 64 * kXSplit || Cfg::kXInRegs, "X items fill the threads exactly");
-  static_assert(Cfg::kYWholeStage ? kYItems * kYThreads == kYStageItems : kYItems * kYThreads == 2 * BN * kYSplit,
+  static_assert(Cfg::kDp4a ||
+                    (Cfg::kYWholeStage ? kYItems * kYThreads == kYStageItems : kYItems * kYThreads == 2 * BN * kYSplit),
                 "Y items fill the threads exactly");
   static_assert(!Cfg::kYWholeStage || !Cfg::kFp8, "whole-stage tokens: the BF16 route");
   static_assert(!Cfg::kPrepackedB || Cfg::kSwap || kYSplit == 1, "prepacked weights as Y: whole chunks (logical_pieces)");

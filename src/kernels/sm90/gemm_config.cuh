@@ -115,6 +115,14 @@ struct GemmConfig {
   // stage of an expert, that expert's alpha for the tile's BT tokens.
   static constexpr bool kMoe = kLayout == Layout::kMoeDense;
   static constexpr bool kFc1 = kLayout == Layout::kMoeFc1;
+  /// The CUDA-core route (dp4a_gemv.cuh): the 8-token swap-AB tile of the
+  /// dense, contiguous and masked layouts multiplies without the tensor
+  /// cores. A launch of one or two tokens leaves wgmma's columns idle but
+  /// still pays for every weight's BF16 conversion; here a word of eight
+  /// weights becomes int8 parts by four PRMTs and meets each token in four
+  /// IDP.4A, about half the integer-ALU work a weight (docs/PERF.md stop
+  /// 53). NVFP4, standard bit order, no split-K.
+  static constexpr bool kDp4a = kSwap && !kGather && !kMoe && !kFc1 && BN_ == 8;
   /// The 128 x 256 tiles of the dense, contiguous and masked layouts: split
   /// tiles' last contributors add the partials from the workspace into D
   /// after the tile loop (kSplitK below says why). MoE-dense's and FC1's
@@ -293,7 +301,10 @@ struct GemmConfig {
   static constexpr int kXConvBytes = kXInRegs ? 0 : BM * 128;
   static constexpr int kXSets = kYAhead ? 3 : 2;  // X buffers (X in shared memory), as Y's sets
   static constexpr int kOffConv = kStages * kStageBytes;
-  static constexpr int kOffXConv = kOffConv + kYSets * kYUsers * kYSetBytes;
+  // The CUDA-core route's tokens: two buffers (stage parity) of BN rows of
+  // int8 2x and the 16-K blocks' scales (dp4a_gemv.cuh).
+  static constexpr int kDp4aTokenBytes = 2 * BN * (BK + 4 * (BK / 16));
+  static constexpr int kOffXConv = kOffConv + (kDp4a ? kDp4aTokenBytes : kYSets * kYUsers * kYSetBytes);
   // BF16 output through TMA stores (dense and contiguous, the 128 x 256
   // tile): each warp packs its 16 output rows into its own slab (16 rows x
   // BN, 64-column boxes of 2 KB, 128-byte swizzle) and one lane stores the
@@ -362,7 +373,7 @@ struct GemmConfig {
   // D after its tile loop (kReduceFromWorkspace). It splits by stream-K
   // alone, after whole rounds of tiles (stream_k.hpp: work_item).
   // (The gather layout splits too: its partials are the shared accumulator's.)
-  static constexpr bool kSplitK = kGather || kSwap || BN <= 128 || kReduceFromWorkspace;
+  static constexpr bool kSplitK = !kDp4a && (kGather || kSwap || BN <= 128 || kReduceFromWorkspace);
   /// Gather: shared memory for M tokens, and the most tokens one CTA holds.
   static constexpr std::int64_t gather_smem_bytes(std::int64_t m) { return kSmemBytes + 4 * kGatherAccStride * m; }
   // (An SM has 228 KB of shared memory, 1 KB of it reserved per CTA.)
@@ -400,9 +411,11 @@ struct GemmConfig {
   // converting the weights' words with fewer instructions (X from registers
   // with swap-AB, whole Y chunks without).
   static constexpr bool kPrepackedB = kPrepackedB_;
-  static constexpr bool kPrepackable = !kFp8 && kLayout != Layout::kMoeFc1;
+  static constexpr bool kPrepackable = !kFp8 && kLayout != Layout::kMoeFc1 && !kDp4a;
   using PrepackedB = GemmConfig<kNvfp4_, kLayout_, kSwap_, BN_, BK_, kStages_, kCtasPerSm_, kFp8_, kCluster_, true, kConsumers_>;
   static_assert(!kPrepackedB || kPrepackable, "prepacked weights: the BF16 route, FC1 excepted");
+  static_assert(!kDp4a || (kNvfp4 && BK == 256 && kConsumers == 2 && BN * (BK / 8) == kConsumerThreads),
+                "the CUDA-core route: NVFP4, 256-K stages, two warpgroups (a thread a token word a stage)");
   static_assert(BK == 128 || BK == 256, "BK is 128 or 256: an even number of 64-K sub-steps per stage keeps the\n"
                 "double-buffered A fragments and BF16 tiles at compile-time indices");
   static_assert(BK % (4 * kBlock) == 0, "a stage covers whole 128x4 scale chunks");

@@ -151,6 +151,28 @@ TEST(GemmRules, PrepackedWeightsRefuseTheFp8Route) {
   expect_tactic_refused(s, t, "prepacked");
 }
 
+TEST(GemmRules, PrepackedWeightsRefuseTheCudaCoreRoute) {
+  GemmSetup s;  // NVFP4
+  s.b.prepacked = true;
+  GemmTactic t;  // dp4a bn8 bk256 st4: reads the standard bit order
+  t.swap_ab = true;
+  t.block_n = 8;
+  t.block_k = 256;
+  t.stages = 4;
+  expect_tactic_refused(s, t, "prepacked");
+}
+
+TEST(GemmRules, SplitOfTheCudaCoreRouteIsRefused) {
+  GemmSetup s;
+  GemmTactic t;
+  t.swap_ab = true;
+  t.block_n = 8;
+  t.block_k = 256;
+  t.stages = 4;
+  t.split_k = 2;
+  expect_tactic_refused(s, t, "split");
+}
+
 TEST(GemmRules, MoeTopKHintIsRefusedOutsideMoeFc2) {
   GemmSetup s;
   GemmOptions opt;

@@ -89,6 +89,13 @@
   X(FMT, LAYOUT, true, 16, 256, 4, 2, 0)          \
   X(FMT, LAYOUT, true, 32, 256, 5, 1, 0)
 
+// The CUDA-core route (NVFP4, dense, contiguous and masked): the 8-token
+// swap-AB tile multiplies by PRMT and IDP.4A instead of wgmma
+// (gemm_config.cuh kDp4a, dp4a_gemv.cuh), for launches of one or two
+// tokens a weight tile. Four 21 KB stages (a fifth and the token buffers
+// do not fit two CTAs an SM).
+#define FP4MOE_GEMM_DP4A_TACTICS(X, FMT, LAYOUT) X(FMT, LAYOUT, true, 8, 256, 4, 2, 0)
+
 // MoE FC1 (SwiGLU): 128 gate + 128 up weight rows per tile, so each output
 // tile of 128 columns finds both halves of its SwiGLU in one thread.
 #define FP4MOE_MOE_FC1_TACTICS(X, FMT, LAYOUT) X(FMT, LAYOUT, false, 256, 128, 4, 1, 0)

@@ -3,4 +3,5 @@
 #include "kernels/sm90/instances/gemm_configs.hpp"
 
 FP4MOE_GEMM_INSTANCES_PLUS(entries_nvfp4_contiguous, true, kContiguous,
-                           FP4MOE_GEMM_CLUSTER_TACTICS(FP4MOE_GEMM_CLUSTER_ENTRY, true, kContiguous))
+                           FP4MOE_GEMM_CLUSTER_TACTICS(FP4MOE_GEMM_CLUSTER_ENTRY, true, kContiguous)
+                               FP4MOE_GEMM_DP4A_TACTICS(FP4MOE_GEMM_ENTRY, true, kContiguous))
