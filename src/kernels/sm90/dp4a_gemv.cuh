@@ -7,7 +7,8 @@
 // that conversion sets the decode rows' pace. Here:
 // - tokens: each stage's token rows become int8 2x (exact: E2M1 values
 //   times two are integers up to 12) and each 16-K block's scale a float
-//   (its E4M3 code times 2^118), once per CTA (convert_token_word);
+//   (2^118 times its value), by each warp for itself
+//   (convert_token_word);
 // - weights: two PRMTs turn a word's eight codes into the int8 magnitudes
 //   2|w| from an 8-byte table with the code's sign bit as PRMT's
 //   sign-replicate bit, so negative codes read 0 (the positive parts);
@@ -83,7 +84,7 @@ __device__ __forceinline__ float block_dot(const WeightParts& w0, const WeightPa
 /// land on subnormal floats, so the kernels must not flush them).
 __device__ __forceinline__ float lowered_scale(std::uint32_t code) { return __uint_as_float(code << 20); }
 
-/// Token word `w` (of BK / 8) of token row `row` of a stage: reads its 8
+/// Token word `w` (of BK / 8 = 32: a warp's lanes) of token row `row` of a stage: reads its 8
 /// codes from the stage's 128-byte-swizzled token box at `y` and writes
 /// their int8 2x into the row's slots of the token buffer at `buf`;
 /// even words also write their 16-K block's scale, read from the token
@@ -102,7 +103,9 @@ __device__ __forceinline__ void convert_token_word(std::uint32_t y, std::uint32_
     const int block = w >> 1;  // 16-K block of the stage
     const std::uint32_t code =
         ptx::lds8(y_scales + (block >> 2) * 512 + (band_row & 31) * 16 + (band_row >> 5) * 4 + (block & 3));
-    ptx::sts32(dst + BK + block * 4, __float_as_uint(lowered_scale(code) * 0x1p118f));
+    // 2^120 / 4 times its value, against the weight scale's 2^-120 (two
+    // exact multiplies: 2^238 is past a float).
+    ptx::sts32(dst + BK + block * 4, __float_as_uint(lowered_scale(code) * 0x1p118f * 0x1p120f));
   }
 }
 

@@ -301,9 +301,9 @@ struct GemmConfig {
   static constexpr int kXConvBytes = kXInRegs ? 0 : BM * 128;
   static constexpr int kXSets = kYAhead ? 3 : 2;  // X buffers (X in shared memory), as Y's sets
   static constexpr int kOffConv = kStages * kStageBytes;
-  // The CUDA-core route's tokens: two buffers (stage parity) of BN rows of
+  // The CUDA-core route's tokens: a buffer a consumer warp of BN rows of
   // int8 2x and the 16-K blocks' scales (dp4a_gemv.cuh).
-  static constexpr int kDp4aTokenBytes = 2 * BN * (BK + 4 * (BK / 16));
+  static constexpr int kDp4aTokenBytes = (kConsumerThreads / 32) * BN * (BK + 4 * (BK / 16));
   static constexpr int kOffXConv = kOffConv + (kDp4a ? kDp4aTokenBytes : kYSets * kYUsers * kYSetBytes);
   // BF16 output through TMA stores (dense and contiguous, the 128 x 256
   // tile): each warp packs its 16 output rows into its own slab (16 rows x
@@ -414,8 +414,8 @@ struct GemmConfig {
   static constexpr bool kPrepackable = !kFp8 && kLayout != Layout::kMoeFc1 && !kDp4a;
   using PrepackedB = GemmConfig<kNvfp4_, kLayout_, kSwap_, BN_, BK_, kStages_, kCtasPerSm_, kFp8_, kCluster_, true, kConsumers_>;
   static_assert(!kPrepackedB || kPrepackable, "prepacked weights: the BF16 route, FC1 excepted");
-  static_assert(!kDp4a || (kNvfp4 && BK == 256 && kConsumers == 2 && BN * (BK / 8) == kConsumerThreads),
-                "the CUDA-core route: NVFP4, 256-K stages, two warpgroups (a thread a token word a stage)");
+  static_assert(!kDp4a || (kNvfp4 && BK == 256 && kConsumers == 2),
+                "the CUDA-core route: NVFP4, 256-K stages (a token row's words are a warp's lanes), two warpgroups");
   static_assert(BK == 128 || BK == 256, "BK is 128 or 256: an even number of 64-K sub-steps per stage keeps the\n"
                 "double-buffered A fragments and BF16 tiles at compile-time indices");
   static_assert(BK % (4 * kBlock) == 0, "a stage covers whole 128x4 scale chunks");
