@@ -403,8 +403,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           const std::uint32_t sc[2] = {ptx::lds32(st + xs_off), ptx::lds32(st + xs_off + 512)};
           ptx::mbar_arrive(&empty[s]);  // this thread's reads of the stage are done
           __syncwarp();                 // the warp's tokens are written
+          // 16-K blocks of this half inside K: a last stage's blocks past K
+          // hold zero codes but any scale codes (padding, or the stage's
+          // previous contents), which as floats could reach infinity.
+          const int blocks_in_k = (p.k - kb * BK - 128 * h) / 16;
 #pragma unroll
           for (int b = 0; b < 8; ++b) {
+            if (b >= blocks_in_k) break;
             const dp4a::WeightParts w0 = dp4a::weight_parts((b & 1) ? chunk[b >> 1].z : chunk[b >> 1].x, mag_lo);
             const dp4a::WeightParts w1 = dp4a::weight_parts((b & 1) ? chunk[b >> 1].w : chunk[b >> 1].y, mag_lo);
             const float sw = dp4a::lowered_scale((sc[b >> 2] >> (8 * (b & 3))) & 0xffu);
