@@ -89,9 +89,12 @@ __device__ __forceinline__ float lowered_scale(std::uint32_t code) { return __ui
 /// their int8 2x into the row's slots of the token buffer at `buf`;
 /// even words also write their 16-K block's scale, read from the token
 /// band's scale chunks at `y_scales` (row `band_row` of its band).
+/// `k_left`: K from the stage's start to K's end; a block past it gets
+/// scale 0 (its codes are TMA's zero fill, its scale codes padding or stale,
+/// which as floats could reach infinity).
 template <int BK>
 __device__ __forceinline__ void convert_token_word(std::uint32_t y, std::uint32_t y_scales, std::uint32_t buf, int row,
-                                                   int w, int band_row, std::uint32_t mag_lo) {
+                                                   int w, int band_row, std::uint32_t mag_lo, int k_left) {
   static_assert(BK == 256, "one 128-byte box row a stage");
   const std::uint32_t word = ptx::lds32(y + row * 128 + ((((w >> 2) ^ (row & 7))) << 4) + (w & 3) * 4);
   const WeightParts parts = weight_parts(word, mag_lo);
@@ -105,7 +108,40 @@ __device__ __forceinline__ void convert_token_word(std::uint32_t y, std::uint32_
         ptx::lds8(y_scales + (block >> 2) * 512 + (band_row & 31) * 16 + (band_row >> 5) * 4 + (block & 3));
     // 2^120 / 4 times its value, against the weight scale's 2^-120 (two
     // exact multiplies: 2^238 is past a float).
-    ptx::sts32(dst + BK + block * 4, __float_as_uint(lowered_scale(code) * 0x1p118f * 0x1p120f));
+    const float scale = 16 * block < k_left ? lowered_scale(code) * 0x1p118f * 0x1p120f : 0.0f;
+    ptx::sts32(dst + BK + block * 4, __float_as_uint(scale));
+  }
+}
+
+/// A warp's tokens of a stage: token rows 0 .. T - 1 (and below `valid`
+/// where T is the tile's BN: the run-time count), a word of each a lane.
+template <int T, bool kRunTimeCount, int BK>
+__device__ __forceinline__ void convert_tokens(std::uint32_t y, std::uint32_t y_scales, std::uint32_t buf, int lane,
+                                               int band_row0, std::uint32_t mag_lo, int k_left, int valid) {
+#pragma unroll
+  for (int tk = 0; tk < T; ++tk)
+    if (!kRunTimeCount || tk < valid) convert_token_word<BK>(y, y_scales, buf, tk, lane, (band_row0 + tk) % 128, mag_lo, k_left);
+}
+
+/// A thread's half row of a stage (16-K blocks 8h .. 8h + 7: its four
+/// 16-byte chunks and two scale words) against T tokens of the warp's
+/// buffer at `tok` (below `valid` where kRunTimeCount), into total.
+template <int T, bool kRunTimeCount, int BK>
+__device__ __forceinline__ void stage_dot(const uint4 (&chunk)[4], const std::uint32_t (&sc)[2], std::uint32_t tok, int h,
+                                          std::uint32_t mag_lo, int valid, float (&total)[T]) {
+  constexpr int kStride = kTokenStride<BK>;
+#pragma unroll
+  for (int b = 0; b < 8; ++b) {
+    const WeightParts w0 = weight_parts((b & 1) ? chunk[b >> 1].z : chunk[b >> 1].x, mag_lo);
+    const WeightParts w1 = weight_parts((b & 1) ? chunk[b >> 1].w : chunk[b >> 1].y, mag_lo);
+    const float sw = lowered_scale((sc[b >> 2] >> (8 * (b & 3))) & 0xffu);
+#pragma unroll
+    for (int tk = 0; tk < T; ++tk) {
+      if (kRunTimeCount && tk >= valid) continue;
+      const std::uint32_t tb = tok + tk * kStride;
+      const float sx = __uint_as_float(ptx::lds32(tb + BK + (8 * h + b) * 4));
+      total[tk] = fmaf(block_dot(w0, w1, ptx::lds128(tb + (8 * h + b) * 16)), sw * sx, total[tk]);
+    }
   }
 }
 

@@ -370,58 +370,64 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     constexpr int kTokStride = dp4a::kTokenStride<BK>;
     const std::uint32_t base = ptx::smem_addr(smem);
     const std::uint32_t tok = base + Cfg::kOffConv + (ctid / 32) * (BN * kTokStride);
-    // The magnitude table's low word, read back from shared memory (the
-    // scale table's slot of this thread, which this route does not use):
-    // as a constant ptxas copied it into a register before every PRMT.
+    // The magnitude table's low word, read back by a volatile load from
+    // shared memory (the scale table's slot of this thread, which this route
+    // does not use): as a constant, or read by a plain load (which ptxas
+    // forwarded from the store), it sat in a uniform register and ptxas
+    // copied it into a register before every PRMT.
     const std::uint32_t mag_slot = base + Cfg::kOffScaleTable + 4 * ctid;
     ptx::sts32(mag_slot, dp4a::kMagLo);
-    const std::uint32_t mag_lo = ptx::lds32(mag_slot);
+    const std::uint32_t mag_lo = ptx::lds32_volatile(mag_slot);
     std::uint32_t chunk_off[4];
 #pragma unroll
     for (int i = 0; i < 4; ++i) chunk_off[i] = r * 128 + (((4 * h + i) ^ (r & 7)) << 4);
     const std::uint32_t xs_off = Cfg::kOffXScale + 2 * h * 512 + (r & 31) * 16 + (r >> 5) * 4;
     std::uint32_t it = 0;
+    // A tile's stages against T tokens: T = 1 or 2 at compile time (the
+    // counts the heuristic sends here), else BN with the count at run time.
+    auto tile_stages = [&](const Tile& t, auto tokens, float* out) {
+      constexpr int T = decltype(tokens)::value;
+      constexpr bool kRunTimeCount = T == BN;
+      const int valid = __shfl_sync(0xffffffffu, min(BN, t.m_end - t.m0), 0);
+      float total[T];
+#pragma unroll
+      for (int tk = 0; tk < T; ++tk) total[tk] = 0.0f;
+      for (int kb = t.unit_begin; kb < t.unit_end; ++kb, ++it) {
+        const int s = it % kStages;
+        ptx::mbar_wait(&full[s], (it / kStages) & 1);
+        const std::uint32_t st = base + s * Cfg::kStageBytes;
+        dp4a::convert_tokens<T, kRunTimeCount, BK>(st + Cfg::kOffY, st + Cfg::kOffYScale, tok, lane, t.m0 % 128, mag_lo,
+                                                  p.k - kb * BK, valid);
+        uint4 chunk[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) chunk[i] = ptx::lds128(st + chunk_off[i]);
+        const std::uint32_t sc[2] = {ptx::lds32(st + xs_off), ptx::lds32(st + xs_off + 512)};
+        ptx::mbar_arrive(&empty[s]);  // this thread's reads of the stage are done
+        __syncwarp();                 // the warp's tokens are written
+        dp4a::stage_dot<T, kRunTimeCount, BK>(chunk, sc, tok, h, mag_lo, valid, total);
+        __syncwarp();  // the warp's tokens are read before the next stage's overwrite them
+      }
+#pragma unroll
+      for (int tk = 0; tk < T; ++tk) out[tk] = total[tk];
+    };
     Tile t;
     for (std::int32_t item = 0; next_work(item, t); ++item) {
-      const int valid = min(BN, t.m_end - t.m0);  // token rows of the tile inside the group
+      // (Through a shuffle, so ptxas knows the branches and loops on them are
+      // warp-uniform: otherwise each __syncwarp in them came with
+      // convergence barriers.)
+      const int valid = __shfl_sync(0xffffffffu, min(BN, t.m_end - t.m0), 0);  // token rows of the tile inside the group
+      t.unit_begin = __shfl_sync(0xffffffffu, t.unit_begin, 0);
+      t.unit_end = __shfl_sync(0xffffffffu, t.unit_end, 0);
       float total[BN];
 #pragma unroll
       for (int tk = 0; tk < BN; ++tk) total[tk] = 0.0f;
       if (t.group >= 0) {  // (a contiguous padding block loads nothing: its rows are written as 0)
-        for (int kb = t.unit_begin; kb < t.unit_end; ++kb, ++it) {
-          const int s = it % kStages;
-          ptx::mbar_wait(&full[s], (it / kStages) & 1);
-          const std::uint32_t st = base + s * Cfg::kStageBytes;
-#pragma unroll
-          for (int tk = 0; tk < BN; ++tk) {
-            if (tk >= valid) break;
-            dp4a::convert_token_word<BK>(st + Cfg::kOffY, st + Cfg::kOffYScale, tok, tk, lane, (t.m0 + tk) % 128, mag_lo);
-          }
-          uint4 chunk[4];
-#pragma unroll
-          for (int i = 0; i < 4; ++i) chunk[i] = ptx::lds128(st + chunk_off[i]);
-          const std::uint32_t sc[2] = {ptx::lds32(st + xs_off), ptx::lds32(st + xs_off + 512)};
-          ptx::mbar_arrive(&empty[s]);  // this thread's reads of the stage are done
-          __syncwarp();                 // the warp's tokens are written
-          // 16-K blocks of this half inside K: a last stage's blocks past K
-          // hold zero codes but any scale codes (padding, or the stage's
-          // previous contents), which as floats could reach infinity.
-          const int blocks_in_k = (p.k - kb * BK - 128 * h) / 16;
-#pragma unroll
-          for (int b = 0; b < 8; ++b) {
-            if (b >= blocks_in_k) break;
-            const dp4a::WeightParts w0 = dp4a::weight_parts((b & 1) ? chunk[b >> 1].z : chunk[b >> 1].x, mag_lo);
-            const dp4a::WeightParts w1 = dp4a::weight_parts((b & 1) ? chunk[b >> 1].w : chunk[b >> 1].y, mag_lo);
-            const float sw = dp4a::lowered_scale((sc[b >> 2] >> (8 * (b & 3))) & 0xffu);
-#pragma unroll
-            for (int tk = 0; tk < BN; ++tk) {
-              if (tk >= valid) break;
-              const std::uint32_t tb = tok + tk * kTokStride;
-              const float sx = __uint_as_float(ptx::lds32(tb + BK + (8 * h + b) * 4));
-              total[tk] = fmaf(dp4a::block_dot(w0, w1, ptx::lds128(tb + (8 * h + b) * 16)), sw * sx, total[tk]);
-            }
-          }
-          __syncwarp();  // the warp's tokens are read before the next stage's overwrite them
+        if (valid == 1) {
+          tile_stages(t, std::integral_constant<int, 1>{}, total);
+        } else if (valid == 2) {
+          tile_stages(t, std::integral_constant<int, 2>{}, total);
+        } else {
+          tile_stages(t, std::integral_constant<int, BN>{}, total);
         }
       }
       // Epilogue: the two halves of each row summed; D[m0 + tk, n0 + r] for

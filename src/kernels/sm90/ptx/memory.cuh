@@ -27,6 +27,13 @@ __device__ __forceinline__ std::uint32_t lds32(std::uint32_t addr) {
   asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr));
   return v;
 }
+/// A volatile shared load: ptxas neither forwards it from a store nor
+/// assumes its value.
+__device__ __forceinline__ std::uint32_t lds32_volatile(std::uint32_t addr) {
+  std::uint32_t v;
+  asm volatile("ld.volatile.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
+  return v;
+}
 __device__ __forceinline__ std::uint32_t lds16(std::uint32_t addr) {
   std::uint32_t v;
   asm volatile("ld.shared.u16 %0, [%1];\n" : "=r"(v) : "r"(addr));
