@@ -32,10 +32,10 @@ struct GemmTactic {
   /// Weights on wgmma's M side, tokens on N: the decode path.
   bool swap_ab = false;
   /// Rows of the shared-memory operand per CTA: tokens with swap_ab, weights
-  /// without. With swap_ab, block_n = 8 (NVFP4; fp4_gemm_nt and the grouped
-  /// GEMMs) is the CUDA-core route, named "dp4a": no tensor cores; each
+  /// without. With swap_ab, block_n = 8 (fp4_gemm_nt and the grouped GEMMs)
+  /// is the CUDA-core route, named "dp4a": no tensor cores; each
   /// weight becomes int8 parts and meets each token in IDP.4A, exactly (the
-  /// 16-K blocks' integer dot products, scaled and added in FP32). For one or
+  /// scale blocks' integer dot products, scaled and added in FP32). For one or
   /// two tokens a weight tile, where wgmma's columns would stand idle; B in
   /// the standard bit order only (not prepacked), no split-K.
   int block_n = 0;

@@ -29,7 +29,7 @@ struct ProblemShape {
 };
 
 /// The CUDA-core route (kernels/sm90/dp4a_gemv.cuh): the 8-token swap-AB tile
-/// of the dense, contiguous and masked layouts, compiled for NVFP4.
+/// of the dense, contiguous and masked layouts, both formats.
 bool is_dp4a(const GemmTactic& t);
 
 /// The most tokens a weight tile (M; masked: expected_m) for which the

@@ -360,14 +360,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   const int x_r0 = (Cfg::kGather ? 0 : 64 * wg) + 16 * warp + g;  // this thread's X rows: x_r0, x_r0 + 8
   if constexpr (Cfg::kDp4a) {
     // The CUDA-core route (dp4a_gemv.cuh). Thread ctid takes half h of
-    // weight row r of the tile in every stage (16-K blocks 8h .. 8h + 7:
-    // four 16-byte chunks of the row, two of its scale words). Each warp
+    // weight row r of the tile in every stage (K 128h .. 128h + 127: four
+    // 16-byte chunks of the row, one or two scale words). Each warp
     // converts the stage's tokens it multiplies by into a buffer of its
     // own (a word of each token row a lane), so no stage waits on another
     // warp: with one CTA-wide barrier a stage instead, one token ran at
     // 0.95x the 16-token wgmma tile's time against the probe's 0.69x.
     const int r = ctid >> 1, h = ctid & 1;
-    constexpr int kTokStride = dp4a::kTokenStride<BK>;
+    constexpr int kTokStride = dp4a::kTokenStride<BK, Cfg::kBlock>;
+    constexpr int kScaleWords = dp4a::kScaleWords<kNv>;
     const std::uint32_t base = ptx::smem_addr(smem);
     const std::uint32_t tok = base + Cfg::kOffConv + (ctid / 32) * (BN * kTokStride);
     // The magnitude table's low word, read back by a volatile load from
@@ -381,7 +382,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     std::uint32_t chunk_off[4];
 #pragma unroll
     for (int i = 0; i < 4; ++i) chunk_off[i] = r * 128 + (((4 * h + i) ^ (r & 7)) << 4);
-    const std::uint32_t xs_off = Cfg::kOffXScale + 2 * h * 512 + (r & 31) * 16 + (r >> 5) * 4;
+    const std::uint32_t xs_off = Cfg::kOffXScale + kScaleWords * h * 512 + (r & 31) * 16 + (r >> 5) * 4;
     std::uint32_t it = 0;
     // A tile's stages against T tokens: T = 1 or 2 at compile time (the
     // counts the heuristic sends here), else BN with the count at run time.
@@ -396,15 +397,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         const int s = it % kStages;
         ptx::mbar_wait(&full[s], (it / kStages) & 1);
         const std::uint32_t st = base + s * Cfg::kStageBytes;
-        dp4a::convert_tokens<T, kRunTimeCount, BK>(st + Cfg::kOffY, st + Cfg::kOffYScale, tok, lane, t.m0 % 128, mag_lo,
+        dp4a::convert_tokens<kNv, T, kRunTimeCount, BK>(st + Cfg::kOffY, st + Cfg::kOffYScale, tok, lane, t.m0 % 128, mag_lo,
                                                   p.k - kb * BK, valid);
         uint4 chunk[4];
 #pragma unroll
         for (int i = 0; i < 4; ++i) chunk[i] = ptx::lds128(st + chunk_off[i]);
-        const std::uint32_t sc[2] = {ptx::lds32(st + xs_off), ptx::lds32(st + xs_off + 512)};
+        std::uint32_t sc[kScaleWords];
+#pragma unroll
+        for (int i = 0; i < kScaleWords; ++i) sc[i] = ptx::lds32(st + xs_off + 512 * i);
         ptx::mbar_arrive(&empty[s]);  // this thread's reads of the stage are done
         __syncwarp();                 // the warp's tokens are written
-        dp4a::stage_dot<T, kRunTimeCount, BK>(chunk, sc, tok, h, mag_lo, valid, total);
+        dp4a::stage_dot<kNv, T, kRunTimeCount, BK>(chunk, sc, tok, h, mag_lo, valid, total);
         __syncwarp();  // the warp's tokens are read before the next stage's overwrite them
       }
 #pragma unroll
@@ -436,7 +439,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       for (int tk = 0; tk < BN; ++tk) total[tk] += __shfl_xor_sync(0xffffffffu, total[tk], 1);
       const std::int32_t n = t.n0 + r;
       if (h == 0 && n < p.n) {
-        const float factor = t.group >= 0 ? p.a.global[a_scale_group(t)] * p.b.global[b_scale_group(t)] : 0.0f;
+        float factor = 1.0f;  // (MXFP4: no global scales)
+        if constexpr (kNv) factor = t.group >= 0 ? p.a.global[a_scale_group(t)] * p.b.global[b_scale_group(t)] : 0.0f;
         const std::int64_t d_off0 = Cfg::kLayout == Layout::kMasked ? std::int64_t(t.group) * p.d_group_stride : 0;
 #pragma unroll
         for (int tk = 0; tk < BN; ++tk) {

@@ -121,7 +121,7 @@ struct GemmConfig {
   /// still pays for every weight's BF16 conversion; here a word of eight
   /// weights becomes int8 parts by four PRMTs and meets each token in four
   /// IDP.4A, about half the integer-ALU work a weight (docs/PERF.md stop
-  /// 53). NVFP4, standard bit order, no split-K.
+  /// 53). Standard bit order, no split-K.
   static constexpr bool kDp4a = kSwap && !kGather && !kMoe && !kFc1 && BN_ == 8;
   /// The 128 x 256 tiles of the dense, contiguous and masked layouts: split
   /// tiles' last contributors add the partials from the workspace into D
@@ -303,7 +303,7 @@ struct GemmConfig {
   static constexpr int kOffConv = kStages * kStageBytes;
   // The CUDA-core route's tokens: a buffer a consumer warp of BN rows of
   // int8 2x and the 16-K blocks' scales (dp4a_gemv.cuh).
-  static constexpr int kDp4aTokenBytes = (kConsumerThreads / 32) * BN * (BK + 4 * (BK / 16));
+  static constexpr int kDp4aTokenBytes = (kConsumerThreads / 32) * BN * (BK + 4 * (BK / kBlock));
   static constexpr int kOffXConv = kOffConv + (kDp4a ? kDp4aTokenBytes : kYSets * kYUsers * kYSetBytes);
   // BF16 output through TMA stores (dense and contiguous, the 128 x 256
   // tile): each warp packs its 16 output rows into its own slab (16 rows x
@@ -414,8 +414,8 @@ struct GemmConfig {
   static constexpr bool kPrepackable = !kFp8 && kLayout != Layout::kMoeFc1 && !kDp4a;
   using PrepackedB = GemmConfig<kNvfp4_, kLayout_, kSwap_, BN_, BK_, kStages_, kCtasPerSm_, kFp8_, kCluster_, true, kConsumers_>;
   static_assert(!kPrepackedB || kPrepackable, "prepacked weights: the BF16 route, FC1 excepted");
-  static_assert(!kDp4a || (kNvfp4 && BK == 256 && kConsumers == 2),
-                "the CUDA-core route: NVFP4, 256-K stages (a token row's words are a warp's lanes), two warpgroups");
+  static_assert(!kDp4a || (BK == 256 && kConsumers == 2 && !kFp8),
+                "the CUDA-core route: 256-K stages (a token row's words are a warp's lanes), two warpgroups");
   static_assert(BK == 128 || BK == 256, "BK is 128 or 256: an even number of 64-K sub-steps per stage keeps the\n"
                 "double-buffered A fragments and BF16 tiles at compile-time indices");
   static_assert(BK % (4 * kBlock) == 0, "a stage covers whole 128x4 scale chunks");

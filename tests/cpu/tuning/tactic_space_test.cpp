@@ -162,9 +162,9 @@ TEST(TacticSpace, HeuristicPicksTheSweepsBestOnMeasuredRows) {
   };
   const Row rows[] = {
       // decode: K = 2048 is too short to split (sk4 was 0.78x of sk1); one
-      // NVFP4 token: the CUDA-core route (dp4a bn8, docs/PERF.md stop 53)
+      // token: the CUDA-core route (dp4a bn8, docs/PERF.md stop 53)
       {{GemmOp::kMasked, Fp4Format::kNVFP4, GemmOutput::kBF16, 1, 7168, 2048, 8}, true, 8, 1},
-      {{GemmOp::kMasked, Fp4Format::kMXFP4, GemmOutput::kBF16, 1, 7168, 2048, 8}, true, 16, 1},
+      {{GemmOp::kMasked, Fp4Format::kMXFP4, GemmOutput::kBF16, 1, 7168, 2048, 8}, true, 8, 1},
       {{GemmOp::kMasked, Fp4Format::kNVFP4, GemmOutput::kBF16, 4, 7168, 2048, 8}, true, 16, 1},
       {{GemmOp::kMasked, Fp4Format::kMXFP4, GemmOutput::kBF16, 64, 7168, 2048, 8}, true, 64, 1},
       {{GemmOp::kMasked, Fp4Format::kNVFP4, GemmOutput::kBF16, 8, 4096, 7168, 8}, true, 16, 1},

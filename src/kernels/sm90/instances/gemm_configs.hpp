@@ -89,7 +89,7 @@
   X(FMT, LAYOUT, true, 16, 256, 4, 2, 0)          \
   X(FMT, LAYOUT, true, 32, 256, 5, 1, 0)
 
-// The CUDA-core route (NVFP4, dense, contiguous and masked): the 8-token
+// The CUDA-core route (both formats; dense, contiguous and masked): the 8-token
 // swap-AB tile multiplies by PRMT and IDP.4A instead of wgmma
 // (gemm_config.cuh kDp4a, dp4a_gemv.cuh), for launches of one or two
 // tokens a weight tile. Four 21 KB stages (a fifth and the token buffers

@@ -4,4 +4,5 @@
 
 FP4MOE_GEMM_INSTANCES_PLUS(entries_mxfp4_contiguous, false, kContiguous,
                            FP4MOE_GEMM_FP8_TACTICS(FP4MOE_GEMM_FP8_ENTRY, false, kContiguous)
-                               FP4MOE_GEMM_CLUSTER_TACTICS(FP4MOE_GEMM_CLUSTER_ENTRY, false, kContiguous))
+                               FP4MOE_GEMM_CLUSTER_TACTICS(FP4MOE_GEMM_CLUSTER_ENTRY, false, kContiguous)
+                               FP4MOE_GEMM_DP4A_TACTICS(FP4MOE_GEMM_ENTRY, false, kContiguous))

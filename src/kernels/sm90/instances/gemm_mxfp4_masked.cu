@@ -3,4 +3,5 @@
 #include "kernels/sm90/instances/gemm_configs.hpp"
 
 FP4MOE_GEMM_INSTANCES_PLUS(entries_mxfp4_masked, false, kMasked,
-                           FP4MOE_GEMM_FP8_TACTICS(FP4MOE_GEMM_FP8_ENTRY, false, kMasked))
+                           FP4MOE_GEMM_FP8_TACTICS(FP4MOE_GEMM_FP8_ENTRY, false, kMasked)
+                               FP4MOE_GEMM_DP4A_TACTICS(FP4MOE_GEMM_ENTRY, false, kMasked))
