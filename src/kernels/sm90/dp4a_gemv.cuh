@@ -82,12 +82,15 @@ __device__ __forceinline__ float block_dot(const WeightParts (&w)[kWords], const
 /// A weight scale code as the factor the loop multiplies by. NVFP4: an
 /// E4M3 code (positive) as a float 2^-120 times its value, its bits placed
 /// at a float's exponent and mantissa (subnormal codes land on subnormal
-/// floats, so the kernels must not flush them). MXFP4: the E8M0 value
-/// 2^(code - 127) (code 0: 2^-127, a subnormal float).
+/// floats, so the kernels must not flush them; no code gives more than
+/// 2^-95). MXFP4: the E8M0 value 2^(code - 127) (code 0: 2^-127, a
+/// subnormal float), with E8M0's NaN code 0xff read as 2^127: a block past
+/// K (zero codes, token scale 0) must give 0, and its scale bytes are
+/// padding, which may hold any code.
 template <bool kNvfp4>
 __device__ __forceinline__ float weight_scale(std::uint32_t code) {
   if constexpr (kNvfp4) return __uint_as_float(code << 20);
-  return __uint_as_float(code ? code << 23 : 0x00400000u);
+  return __uint_as_float(code ? min(code, 0xfeu) << 23 : 0x00400000u);
 }
 
 /// A token scale code as its factor: its value / 4 (the two 2x), NVFP4's
