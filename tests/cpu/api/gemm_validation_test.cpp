@@ -151,26 +151,26 @@ TEST(GemmRules, PrepackedWeightsRefuseTheFp8Route) {
   expect_tactic_refused(s, t, "prepacked");
 }
 
-TEST(GemmRules, PrepackedWeightsRefuseTheCudaCoreRoute) {
-  GemmSetup s;  // NVFP4
-  s.b.prepacked = true;
-  GemmTactic t;  // dp4a bn8 bk256 st4: reads the standard bit order
-  t.swap_ab = true;
-  t.block_n = 8;
-  t.block_k = 256;
-  t.stages = 4;
-  expect_tactic_refused(s, t, "prepacked");
-}
-
-TEST(GemmRules, SplitOfTheCudaCoreRouteIsRefused) {
-  GemmSetup s;
+/// The CUDA-core route's tile (dp4a bn8 bk256 st4).
+GemmTactic dp4a_tactic(int split_k = 1) {
   GemmTactic t;
   t.swap_ab = true;
   t.block_n = 8;
   t.block_k = 256;
   t.stages = 4;
-  t.split_k = 2;
-  expect_tactic_refused(s, t, "split");
+  t.split_k = split_k;
+  return t;
+}
+
+TEST(GemmRules, PrepackedWeightsRefuseTheCudaCoreRoute) {
+  GemmSetup s;  // NVFP4
+  s.b.prepacked = true;
+  expect_tactic_refused(s, dp4a_tactic(), "prepacked");  // (it reads the standard bit order)
+}
+
+TEST(GemmRules, SplitOfTheCudaCoreRouteIsRefused) {
+  GemmSetup s;
+  expect_tactic_refused(s, dp4a_tactic(2), "split");
 }
 
 TEST(GemmRules, MoeTopKHintIsRefusedOutsideMoeFc2) {
