@@ -302,7 +302,7 @@ struct GemmConfig {
   static constexpr int kXSets = kYAhead ? 3 : 2;  // X buffers (X in shared memory), as Y's sets
   static constexpr int kOffConv = kStages * kStageBytes;
   // The CUDA-core route's tokens: a buffer a consumer warp of BN rows of
-  // int8 2x and the 16-K blocks' scales (dp4a_gemv.cuh).
+  // int8 2x and its scale blocks' scales (dp4a_gemv.cuh).
   static constexpr int kDp4aTokenBytes = (kConsumerThreads / 32) * BN * (BK + 4 * (BK / kBlock));
   static constexpr int kOffXConv = kOffConv + (kDp4a ? kDp4aTokenBytes : kYSets * kYUsers * kYSetBytes);
   // BF16 output through TMA stores (dense and contiguous, the 128 x 256

@@ -152,6 +152,21 @@ TEST(TacticSpace, FiltersSplitKByUnitsAndByTile) {
 // "sweep", commits 6c6a3089163a and, with stream-K, 1d622dc2172f): rows
 // where the old wave-count rule picked 25-50% slower tactics, and rows it
 // got right, each with the sweep's best.
+// The CUDA-core route (dp4a bn8) has no prepacked kernel: prepacked weights
+// keep the 16-token wgmma tile at one token, in both formats; standard ones
+// take it up to kDp4aMaxTokens.
+TEST(TacticSpace, CudaCoreRouteOnlyForFewTokensOnStandardWeights) {
+  for (Fp4Format format : {Fp4Format::kNVFP4, Fp4Format::kMXFP4})
+    for (int m : {1, kDp4aMaxTokens, kDp4aMaxTokens + 1})
+      for (bool prepacked : {false, true}) {
+        ProblemShape shape = problem_shape({GemmOp::kMasked, format, GemmOutput::kBF16, m, 7168, 2048, 8});
+        shape.b_prepacked = prepacked;
+        const GemmTactic t = pick_tactic(shape);
+        EXPECT_EQ(is_dp4a(t), !prepacked && m <= kDp4aMaxTokens) << t.name() << " m=" << m << " prepacked=" << prepacked;
+        EXPECT_EQ(t.name().rfind("dp4a", 0) == 0, is_dp4a(t)) << t.name();
+      }
+}
+
 TEST(TacticSpace, HeuristicPicksTheSweepsBestOnMeasuredRows) {
   struct Row {
     TuneShape call;
