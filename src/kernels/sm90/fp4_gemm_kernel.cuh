@@ -405,8 +405,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         std::uint32_t sc[kScaleWords];
 #pragma unroll
         for (int i = 0; i < kScaleWords; ++i) sc[i] = ptx::lds32(st + xs_off + 512 * i);
-        ptx::mbar_arrive(&empty[s]);  // this thread's reads of the stage are done
-        __syncwarp();                 // the warp's tokens are written
+        // This thread's reads of the stage are done once their values are
+        // in: the release waits for all of them (a plain arrive behind
+        // shared loads in flight lets the next TMA fill land before them,
+        // stop 24; scripts/sass_release_audit.py flagged the plain one here).
+        std::uint32_t dep = sc[kScaleWords - 1];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) dep ^= chunk[i].x ^ chunk[i].y ^ chunk[i].z ^ chunk[i].w;
+        if constexpr (kScaleWords == 2) dep ^= sc[0];
+        ptx::mbar_arrive_after(&empty[s], dep, p.k < 0);
+        __syncwarp();  // the warp's tokens are written
         dp4a::stage_dot<kNv, T, kRunTimeCount, BK>(chunk, sc, tok, h, mag_lo, valid, total);
         __syncwarp();  // the warp's tokens are read before the next stage's overwrite them
       }
