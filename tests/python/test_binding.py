@@ -125,9 +125,12 @@ def test_tactics_are_listed_and_named():
             assert tactics, (fmt, layout)
             for t in tactics:
                 assert t.split_k == 1
-                kind = ("gather" if t.moe_gather else "swapAB" if t.swap_ab else "fp8" if t.fp8
+                # (swap-AB with 8 tokens a tile outside the gather layout: the CUDA-core route)
+                dp4a = t.swap_ab and not t.moe_gather and not t.fp8 and t.block_n == 8
+                kind = ("gather" if t.moe_gather else "dp4a" if dp4a else "swapAB" if t.swap_ab else "fp8" if t.fp8
                         else "cluster2" if t.cluster == 2 else "direct")
                 assert t.name == f"{kind} bn{t.block_n} bk{t.block_k} st{t.stages} sk1"
+                assert not dp4a or layout in ("dense", "contiguous", "masked")
                 assert not t.moe_gather or layout == "moe_dense"
                 assert not t.fp8 or (fmt == fp4moe.MXFP4 and layout in ("dense", "contiguous", "masked", "moe_dense"))
                 assert t.cluster == 1 or layout in ("dense", "contiguous")
