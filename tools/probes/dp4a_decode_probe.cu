@@ -23,7 +23,8 @@
 // 256 consumer threads a row's half stage), whole tiles round-robin over
 // 264 CTAs, as the library's 16-token decode tile. Checked against a
 // double-precision reference; timed against the same launch with the
-// consumers doing nothing (the stream floor). Cold L2, median of 15.
+// consumers doing nothing (the stream floor). Cold L2, median of 15
+// (tuning::Profiler).
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -38,6 +39,7 @@
 #include "common/cuda_check.hpp"
 #include "kernels/sm90/ptx/memory.cuh"
 #include "kernels/sm90/tensor_map.hpp"
+#include "tuning/profiler.hpp"
 
 namespace {
 
@@ -174,13 +176,6 @@ __global__ void __launch_bounds__(kThreads, 2) gemv(const __grid_constant__ CUte
   }
 }
 
-__global__ void read_sweep(const uint4* p, std::int64_t n, std::uint32_t* sink) {
-  std::uint32_t acc = 0;
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x)
-    acc ^= __ldcg(p + i).x;
-  if (acc == 0x12345678u) sink[0] = acc;
-}
-
 double e2m1(int code) {
   static const double mag[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
   return (code & 8 ? -1.0 : 1.0) * mag[code & 7];
@@ -199,19 +194,12 @@ int main() {
   };
   const Shape shapes[] = {{"G8 x7168x2048 (57344 x 2048)", 8 * 7168, 2048}, {"G32 x4096x7168 (131072 x 7168)", 32 * 4096, 7168}};
   std::mt19937 rng(7);
-  std::uint32_t* sink = nullptr;
-  uint4* flush = nullptr;
-  constexpr std::int64_t kFlushBytes = std::int64_t(512) << 20;
-  FP4MOE_CUDA_CHECK(cudaMalloc(&sink, 4096));
-  FP4MOE_CUDA_CHECK(cudaMalloc(&flush, kFlushBytes));
-  FP4MOE_CUDA_CHECK(cudaMemset(flush, 1, kFlushBytes));
+  const fp4moe::tuning::Profiler profiler(nullptr);  // cold L2 before each timed launch
+  const fp4moe::tuning::ProfileOptions timing{3, 15, true};
   const int smem = kStages * kStageBytes + 2048;
   FP4MOE_CUDA_CHECK(cudaFuncSetAttribute(gemv<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   FP4MOE_CUDA_CHECK(cudaFuncSetAttribute(gemv<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   FP4MOE_CUDA_CHECK(cudaFuncSetAttribute(gemv<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  cudaEvent_t e0, e1;
-  FP4MOE_CUDA_CHECK(cudaEventCreate(&e0));
-  FP4MOE_CUDA_CHECK(cudaEventCreate(&e1));
   std::printf("stage %d bytes, %d stages, smem %d a CTA\n", kStageBytes, kStages, smem);
   std::printf("%-34s %3s %-10s %9s %8s %9s %12s\n", "shape", "T", "mode", "us", "GB/s", "MB", "max rel err");
   for (const Shape& sh : shapes) {
@@ -260,19 +248,13 @@ int main() {
       double max_rel = 0;
       for (int mode = 1; mode >= 0; --mode) {
         Args args{dws, dtok, dd, sh.rows, sh.k, T, mode == 1, 0u};
-        std::vector<float> us;
-        for (int rep = 0; rep < 18; ++rep) {
-          read_sweep<<<1024, 256>>>(flush, kFlushBytes / 16, sink);
-          FP4MOE_CUDA_CHECK(cudaEventRecord(e0));
-          if (T == 1) gemv<1><<<kCtas, kThreads, smem>>>(map, args);
-          if (T == 2) gemv<2><<<kCtas, kThreads, smem>>>(map, args);
-          if (T == 4) gemv<4><<<kCtas, kThreads, smem>>>(map, args);
-          FP4MOE_CUDA_CHECK(cudaEventRecord(e1));
-          FP4MOE_CUDA_CHECK(cudaEventSynchronize(e1));
-          float ms = 0;
-          FP4MOE_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-          if (rep >= 3) us.push_back(ms * 1000.0f);
-        }
+        const double med = profiler.time(
+            [&](cudaStream_t s) {
+              if (T == 1) gemv<1><<<kCtas, kThreads, smem, s>>>(map, args);
+              if (T == 2) gemv<2><<<kCtas, kThreads, smem, s>>>(map, args);
+              if (T == 4) gemv<4><<<kCtas, kThreads, smem, s>>>(map, args);
+            },
+            timing).median_us;
         FP4MOE_CUDA_CHECK(cudaGetLastError());
         if (mode == 1) {
           FP4MOE_CUDA_CHECK(cudaMemcpy(out.data(), dd, out.size() * 4, cudaMemcpyDeviceToHost));
@@ -289,9 +271,7 @@ int main() {
               max_rel = std::max(max_rel, std::fabs(out[std::size_t(t) * sh.rows + row] - ref) / std::max(mag, 1e-30));
             }
         }
-        std::sort(us.begin(), us.end());
         const double mb = (double(w.size()) + double(ws.size())) / 1e6;
-        const double med = us[us.size() / 2];
         std::printf("%-34s %3d %-10s %9.2f %8.0f %9.1f %12.2e\n", sh.name, T, mode ? "dp4a" : "stream", med, mb / med * 1e3, mb,
                     mode ? max_rel : 0.0);
       }

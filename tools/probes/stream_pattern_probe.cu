@@ -10,7 +10,7 @@
 // 8 KB block a (tile, expert) (a layout the library does not have), each
 // with and without its 2 KB scale chunk; and two decode patterns for
 // scale. Each CTA takes an equal contiguous share of the pass list (no
-// partial rounds), 264 CTAs (two an SM), cold L2, median of 15 launches.
+// partial rounds), 264 CTAs (two an SM), cold L2, median of 15 launches (tuning::Profiler).
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -24,6 +24,7 @@
 #include "common/cuda_check.hpp"
 #include "kernels/sm90/ptx/memory.cuh"
 #include "kernels/sm90/tensor_map.hpp"
+#include "tuning/profiler.hpp"
 
 namespace {
 
@@ -96,13 +97,6 @@ __global__ void __launch_bounds__(64) stream(const __grid_constant__ CUtensorMap
   }
 }
 
-__global__ void read_sweep(const uint4* p, std::int64_t n, std::uint32_t* sink) {
-  std::uint32_t acc = 0;
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x)
-    acc ^= __ldcg(p + i).x;
-  if (acc == 0x12345678u) sink[0] = acc;
-}
-
 struct Pattern {
   const char* name;
   std::vector<Pass> passes;
@@ -165,20 +159,15 @@ int main() {
   }
   std::uint8_t *data = nullptr, *scales = nullptr;
   std::uint32_t* sink = nullptr;
-  uint4* flush = nullptr;
-  constexpr std::int64_t kFlushBytes = std::int64_t(512) << 20;
   FP4MOE_CUDA_CHECK(cudaMalloc(&data, data_bytes));
   FP4MOE_CUDA_CHECK(cudaMalloc(&scales, scale_bytes));
   FP4MOE_CUDA_CHECK(cudaMalloc(&sink, 4096));
-  FP4MOE_CUDA_CHECK(cudaMalloc(&flush, kFlushBytes));
   FP4MOE_CUDA_CHECK(cudaMemset(data, 0x5a, data_bytes));  // (not zeros: the DRAM does not see a pattern it could skip)
   FP4MOE_CUDA_CHECK(cudaMemset(scales, 0x38, scale_bytes));
-  FP4MOE_CUDA_CHECK(cudaMemset(flush, 1, kFlushBytes));
   const int smem = 8 * kMaxStageBytes + 2048;
   FP4MOE_CUDA_CHECK(cudaFuncSetAttribute(stream, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  cudaEvent_t e0, e1;
-  FP4MOE_CUDA_CHECK(cudaEventCreate(&e0));
-  FP4MOE_CUDA_CHECK(cudaEventCreate(&e1));
+  const fp4moe::tuning::Profiler profiler(nullptr);  // cold L2 before each timed launch
+  const fp4moe::tuning::ProfileOptions timing{3, 15, true};
   std::printf("experts used by M = 32 tokens: %zu of %d\n", experts.size(), kE);
   std::printf("%-72s %6s %9s %9s %8s\n", "pattern", "stages", "MB", "us", "GB/s");
   for (const Pattern& p : patterns) {
@@ -192,21 +181,10 @@ int main() {
       // two 4-stage rings): each asks for 6 stages' worth.
       const int bytes_smem = 6 * kMaxStageBytes + 2048;
       Launch l{dev, std::int64_t(p.passes.size()), data, scales, p.box_bytes, 2048, stages, p.bulk};
-      std::vector<float> us;
-      for (int rep = 0; rep < 18; ++rep) {
-        read_sweep<<<1024, 256>>>(flush, kFlushBytes / 16, sink);
-        FP4MOE_CUDA_CHECK(cudaEventRecord(e0));
-        stream<<<kCtas, 64, bytes_smem>>>(map, l, sink);
-        FP4MOE_CUDA_CHECK(cudaEventRecord(e1));
-        FP4MOE_CUDA_CHECK(cudaEventSynchronize(e1));
-        float ms = 0;
-        FP4MOE_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-        if (rep >= 3) us.push_back(ms * 1000.0f);
-      }
+      const double med =
+          profiler.time([&](cudaStream_t s) { stream<<<kCtas, 64, bytes_smem, s>>>(map, l, sink); }, timing).median_us;
       FP4MOE_CUDA_CHECK(cudaGetLastError());
-      std::sort(us.begin(), us.end());
       const double mb = double(p.passes.size()) * (p.box_bytes + (p.scales ? 2048 : 0)) / 1e6;
-      const double med = us[us.size() / 2];
       std::printf("%-60s%s %6d %9.1f %9.2f %8.0f\n", p.name, p.scales ? " +scales  " : "          ", stages, mb, med,
                   mb / med * 1e3);
     }
