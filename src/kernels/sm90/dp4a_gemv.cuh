@@ -34,6 +34,10 @@
 
 namespace fp4moe::kernels::dp4a {
 
+/// K a scale block covers.
+template <bool kNvfp4>
+constexpr int kBlockK = kNvfp4 ? 16 : 32;
+
 /// A token row's bytes in the stage's token buffer: int8 2x (BK), then
 /// each scale block's scale as a float.
 template <int BK, int kBlock>
@@ -114,7 +118,7 @@ template <bool kNvfp4, int BK>
 __device__ __forceinline__ void convert_token_word(std::uint32_t y, std::uint32_t y_scales, std::uint32_t buf, int row,
                                                    int w, int band_row, std::uint32_t mag_lo, int k_left) {
   static_assert(BK == 256, "one 128-byte box row a stage");
-  constexpr int kBlock = kNvfp4 ? 16 : 32;
+  constexpr int kBlock = kBlockK<kNvfp4>;
   const std::uint32_t word = ptx::lds32(y + row * 128 + ((((w >> 2) ^ (row & 7))) << 4) + (w & 3) * 4);
   const WeightParts parts = weight_parts(word, mag_lo);
   // Per byte one of the two parts is zero, so byte-wise differences never borrow.
@@ -144,7 +148,7 @@ __device__ __forceinline__ void convert_tokens(std::uint32_t y, std::uint32_t y_
 
 /// Scale words (of four blocks' codes) a thread's half row of a 256-K stage holds.
 template <bool kNvfp4>
-constexpr int kScaleWords = kNvfp4 ? 2 : 1;
+constexpr int kScaleWords = 128 / kBlockK<kNvfp4> / 4;
 
 /// A thread's half row h of a 256-K stage (128 K: its four 16-byte chunks,
 /// whose 16 words are the half's scale blocks in turn, and its scale words
@@ -153,7 +157,7 @@ constexpr int kScaleWords = kNvfp4 ? 2 : 1;
 template <bool kNvfp4, int T, bool kRunTimeCount, int BK>
 __device__ __forceinline__ void stage_dot(const uint4 (&chunk)[4], const std::uint32_t (&sc)[kScaleWords<kNvfp4>],
                                           std::uint32_t tok, int h, std::uint32_t mag_lo, int valid, float (&total)[T]) {
-  constexpr int kBlock = kNvfp4 ? 16 : 32, kWords = kBlock / 8, kBlocks = 128 / kBlock;
+  constexpr int kBlock = kBlockK<kNvfp4>, kWords = kBlock / 8, kBlocks = 128 / kBlock;
   constexpr int kStride = kTokenStride<BK, kBlock>;
   const std::uint32_t words[16] = {chunk[0].x, chunk[0].y, chunk[0].z, chunk[0].w, chunk[1].x, chunk[1].y,
                                    chunk[1].z, chunk[1].w, chunk[2].x, chunk[2].y, chunk[2].z, chunk[2].w,

@@ -386,10 +386,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     std::uint32_t it = 0;
     // A tile's stages against T tokens: T = 1 or 2 at compile time (the
     // counts the heuristic sends here), else BN with the count at run time.
-    auto tile_stages = [&](const Tile& t, auto tokens, float* out) {
+    auto tile_stages = [&](const Tile& t, auto tokens, int valid, float* out) {
       constexpr int T = decltype(tokens)::value;
       constexpr bool kRunTimeCount = T == BN;
-      const int valid = __shfl_sync(0xffffffffu, min(BN, t.m_end - t.m0), 0);
       float total[T];
 #pragma unroll
       for (int tk = 0; tk < T; ++tk) total[tk] = 0.0f;
@@ -434,11 +433,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       for (int tk = 0; tk < BN; ++tk) total[tk] = 0.0f;
       if (t.group >= 0) {  // (a contiguous padding block loads nothing: its rows are written as 0)
         if (valid == 1) {
-          tile_stages(t, std::integral_constant<int, 1>{}, total);
+          tile_stages(t, std::integral_constant<int, 1>{}, valid, total);
         } else if (valid == 2) {
-          tile_stages(t, std::integral_constant<int, 2>{}, total);
+          tile_stages(t, std::integral_constant<int, 2>{}, valid, total);
         } else {
-          tile_stages(t, std::integral_constant<int, BN>{}, total);
+          tile_stages(t, std::integral_constant<int, BN>{}, valid, total);
         }
       }
       // Epilogue: the two halves of each row summed; D[m0 + tk, n0 + r] for
