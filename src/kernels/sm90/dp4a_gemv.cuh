@@ -188,4 +188,51 @@ __device__ __forceinline__ void stage_dot(const uint4 (&chunk)[4], const std::ui
   }
 }
 
+/// Where a thread finds its half h of weight row r in a 256-K stage: the
+/// stage's 128-byte-swizzled weight box at offset 0 (its four 16-byte
+/// chunks, `chunk`), and its scale words (`scales`: a stage offset, row
+/// `band_row` of the weight scale band's chunks at `x_scales`).
+struct RowHalf {
+  std::uint32_t chunk[4];
+  std::uint32_t scales;
+};
+template <bool kNvfp4>
+__device__ __forceinline__ RowHalf row_half(int r, int h, int band_row, int x_scales) {
+  RowHalf rh;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) rh.chunk[i] = r * 128 + (((4 * h + i) ^ (r & 7)) << 4);
+  rh.scales = x_scales + kScaleWords<kNvfp4> * h * 512 + (band_row & 31) * 16 + (band_row >> 5) * 4;
+  return rh;
+}
+
+/// One stage of a thread's half row against T tokens (below `valid` where
+/// kRunTimeCount): its warp converts the tokens (token box at st + y, their
+/// scales at st + y_scales, band rows band_row0 ..) into the warp's buffer
+/// `tok`, the thread reads its weights and releases the stage (`empty`)
+/// once every word it loaded is in (a plain arrive behind shared loads in
+/// flight lets the next TMA fill land before them, docs/PERF.md stop 24;
+/// `never` is a false the compiler cannot see), then adds the products into
+/// total.
+template <bool kNvfp4, int T, bool kRunTimeCount, int BK>
+__device__ __forceinline__ void run_stage(std::uint32_t st, int y, int y_scales, const RowHalf& rh, int h,
+                                          std::uint32_t tok, int lane, int band_row0, std::uint32_t mag_lo,
+                                          int k_left, int valid, std::uint64_t* empty, bool never, float (&total)[T]) {
+  constexpr int kWordsOfScales = kScaleWords<kNvfp4>;
+  convert_tokens<kNvfp4, T, kRunTimeCount, BK>(st + y, st + y_scales, tok, lane, band_row0, mag_lo, k_left, valid);
+  uint4 chunk[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) chunk[i] = ptx::lds128(st + rh.chunk[i]);
+  std::uint32_t sc[kWordsOfScales];
+#pragma unroll
+  for (int i = 0; i < kWordsOfScales; ++i) sc[i] = ptx::lds32(st + rh.scales + 512 * i);
+  std::uint32_t dep = sc[kWordsOfScales - 1];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) dep ^= chunk[i].x ^ chunk[i].y ^ chunk[i].z ^ chunk[i].w;
+  if constexpr (kWordsOfScales == 2) dep ^= sc[0];
+  ptx::mbar_arrive_after(empty, dep, never);
+  __syncwarp();  // the warp's tokens are written
+  stage_dot<kNvfp4, T, kRunTimeCount, BK>(chunk, sc, tok, h, mag_lo, valid, total);
+  __syncwarp();  // and read, before the next stage's overwrite them
+}
+
 }  // namespace fp4moe::kernels::dp4a

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "kernels/sm90/dp4a_gemv.cuh"
 #include "kernels/sm90/gemm_params.hpp"
 #include "kernels/sm90/moe_gather_producer.cuh"
 #include "kernels/sm90/tile_scheduler.cuh"
@@ -303,7 +304,7 @@ struct GemmConfig {
   static constexpr int kOffConv = kStages * kStageBytes;
   // The CUDA-core route's tokens: a buffer a consumer warp of BN rows of
   // int8 2x and its scale blocks' scales (dp4a_gemv.cuh).
-  static constexpr int kDp4aTokenBytes = (kConsumerThreads / 32) * BN * (BK + 4 * (BK / kBlock));
+  static constexpr int kDp4aTokenBytes = (kConsumerThreads / 32) * BN * dp4a::kTokenStride<BK, kBlock>;
   static constexpr int kOffXConv = kOffConv + (kDp4a ? kDp4aTokenBytes : kYSets * kYUsers * kYSetBytes);
   // BF16 output through TMA stores (dense and contiguous, the 128 x 256
   // tile): each warp packs its 16 output rows into its own slab (16 rows x
