@@ -1,7 +1,8 @@
 // The CUDA-core route alone (kernels/sm90/dp4a_gemv.cuh): its 8-token tile
 // runs one and two tokens through loops compiled for them and three to eight
-// with the count at run time, so every count from 1 to 8 is a case here, in
-// each layout and format. On integer-valued operands the route must be
+// with the count at run time, so every count from 1 to 8 is a case here
+// (masked groups, dense M), in both formats; the contiguous layout's tiles
+// always run their 8 rows (padding rows included, written as 0). On integer-valued operands the route must be
 // bit-exact (each scale block's dot product is an exact integer sum, as on
 // the tensor cores). K = 2080 ends on a stage holding one scale block, so
 // the blocks past K (which must add nothing) are exercised too. Short enough
@@ -58,7 +59,7 @@ TEST(GemmCudaCoreRoute, EveryTokenCountOfTheTileIsExact) {
       SCOPED_TRACE(c.describe());
       expect_gemm_ok(c, test::run_gemm_case(c, rng));
     }
-    {  // each expert's rows padded to 128: tiles of 1, 2, 6 tokens and of padding alone
+    {  // each expert's rows padded to 128: tiles mixing tokens and padding rows, and of padding alone
       GemmCase c = route_case(format, GemmLayout::kContiguous, contiguous);
       c.groups = 4;
       c.expert_rows = {1, 2, 0, 6};
