@@ -10,15 +10,18 @@
 #include "bench/sweep.hpp"
 #include "commands.hpp"
 #include "fp4moe/error.hpp"
+#include "tuning/shape_list.hpp"
 
 namespace fp4moe::cli {
 namespace {
 
 void sweep_usage() {
   std::printf(
-      "usage: fp4moe sweep [SUITE ...] [--quick] [--reps N] [--final-reps N] [--tune-reps N] [--warmup N] [--filter TEXT]\n"
-      "                    [--tactics TEXT] [--markdown FILE] [--cache FILE]\n"
-      "  For every GEMM/MoE row of the suites (default: all that have them): times every tactic that can run the row\n"
+      "usage: fp4moe sweep [SUITE ...] [--shapes FILE] [--quick] [--reps N] [--final-reps N] [--tune-reps N] [--warmup N]\n"
+      "                    [--filter TEXT] [--tactics TEXT] [--markdown FILE] [--cache FILE]\n"
+      "  For every GEMM/MoE row of the suites (default: all that have them, unless --shapes names problems) and every\n"
+      "  problem of the shape files (`fp4moe tune`'s format, docs/TUNING.md; m=M is timed at M itself, m=LO-HI at each\n"
+      "  bucket's top): times every tactic that can run the row\n"
       "  (the exhaustive sweep), tunes the row's bucket and checks the entry point then runs the tuned tactic from the\n"
       "  cache, and times heuristic, tuned and sweep-best side by side (interleaved). Prints best/tuned (target >= 0.97)\n"
       "  and best/heuristic (target >= 0.9) per row. Timing: cold L2, median of N runs (default 20, fewer than the\n"
@@ -46,7 +49,7 @@ int sweep_command(const std::vector<std::string>& args) {
   const bool quick = std::find(args.begin(), args.end(), "--quick") != args.end();
   bench::SweepOptions opt = quick ? bench::quick_sweep_options() : bench::SweepOptions{};
   if (!quick) opt.timing.reps = opt.final_timing.reps = 20;
-  std::vector<std::string> names;
+  std::vector<std::string> names, shape_files;
   std::string markdown;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -73,6 +76,8 @@ int sweep_command(const std::vector<std::string>& args) {
       opt.filter = args[++i];
     } else if (a == "--tactics" && has_value) {
       opt.tactics = args[++i];
+    } else if (a == "--shapes" && has_value) {
+      shape_files.push_back(args[++i]);
     } else if (a == "--markdown" && has_value) {
       markdown = args[++i];
     } else if (a == "--cache" && has_value) {
@@ -99,10 +104,18 @@ int sweep_command(const std::vector<std::string>& args) {
       return 2;
     }
   }
+  // The suites' rows (every suite's where neither suites nor shape files are named), then the files' problems.
   for (const bench::Suite& s : bench::all_suites()) {
     if (!s.gemm_rows) continue;
-    if (!names.empty() && std::find(names.begin(), names.end(), s.name) == names.end()) continue;
+    if (names.empty() ? !shape_files.empty() : std::find(names.begin(), names.end(), s.name) == names.end()) continue;
     for (const bench::GemmRowSpec& r : s.gemm_rows()) specs.emplace_back(s.name, r);
+  }
+  try {
+    for (const std::string& f : shape_files)
+      for (const TuneShape& shape : tuning::read_shape_list(f, opt.tune)) specs.emplace_back("shapes", bench::GemmRowSpec{shape.describe(), shape});
+  } catch (const Error& e) {
+    std::fprintf(stderr, "fp4moe sweep: %s\n", e.what());
+    return 2;
   }
   if (!have_gpu("sweep")) return 2;
   try {
