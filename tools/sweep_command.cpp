@@ -112,7 +112,8 @@ int sweep_command(const std::vector<std::string>& args) {
   }
   try {
     for (const std::string& f : shape_files)
-      for (const TuneShape& shape : tuning::read_shape_list(f, opt.tune)) specs.emplace_back("shapes", bench::GemmRowSpec{shape.describe(), shape});
+      for (const TuneShape& shape : tuning::read_shape_list(f, opt.tune))
+        specs.emplace_back("shapes", bench::GemmRowSpec{shape.describe(), shape});
   } catch (const Error& e) {
     std::fprintf(stderr, "fp4moe sweep: %s\n", e.what());
     return 2;
