@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "common/cuda_check.hpp"
+#include "kernels/sm90/ptx/bit_ops.cuh"
 #include "kernels/sm90/ptx/memory.cuh"
 #include "kernels/sm90/tensor_map.hpp"
 #include "tuning/profiler.hpp"
@@ -56,12 +57,6 @@ constexpr int kSBytes = kBM * kBK / 16;  // 2 KB of E4M3 codes
 constexpr int kMaxTokens = 4;
 constexpr int kTokBytes = 2 * kBK + 4 * (kBK / 16);  // int8 x, int8 -x, 16 float scales
 constexpr int kStageBytes = kWBytes + kSBytes + ((kMaxTokens * kTokBytes + 1023) / 1024) * 1024;
-
-__device__ __forceinline__ std::uint32_t prmt(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
-  std::uint32_t d;
-  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-  return d;
-}
 
 struct Args {
   const std::uint8_t* w_scales;  // [tiles][stages][128 rows][16 codes]
@@ -140,10 +135,10 @@ __global__ void __launch_bounds__(kThreads, 2) gemv(const __grid_constant__ CUte
           const std::uint32_t w0 = (b & 1) ? chunk[b >> 1].z : chunk[b >> 1].x;
           const std::uint32_t w1 = (b & 1) ? chunk[b >> 1].w : chunk[b >> 1].y;
           const std::uint32_t n0 = w0 ^ 0x88888888u, n1 = w1 ^ 0x88888888u;
-          const std::uint32_t p0 = prmt(kLutLo, kLutHi, w0), p1 = prmt(kLutLo, kLutHi, w0 >> 16);
-          const std::uint32_t p2 = prmt(kLutLo, kLutHi, w1), p3 = prmt(kLutLo, kLutHi, w1 >> 16);
-          const std::uint32_t q0 = prmt(kLutLo, kLutHi, n0), q1 = prmt(kLutLo, kLutHi, n0 >> 16);
-          const std::uint32_t q2 = prmt(kLutLo, kLutHi, n1), q3 = prmt(kLutLo, kLutHi, n1 >> 16);
+          const std::uint32_t p0 = ptx::prmt(kLutLo, kLutHi, w0), p1 = ptx::prmt(kLutLo, kLutHi, w0 >> 16);
+          const std::uint32_t p2 = ptx::prmt(kLutLo, kLutHi, w1), p3 = ptx::prmt(kLutLo, kLutHi, w1 >> 16);
+          const std::uint32_t q0 = ptx::prmt(kLutLo, kLutHi, n0), q1 = ptx::prmt(kLutLo, kLutHi, n0 >> 16);
+          const std::uint32_t q2 = ptx::prmt(kLutLo, kLutHi, n1), q3 = ptx::prmt(kLutLo, kLutHi, n1 >> 16);
           const std::uint32_t code = ((b < 4 ? sc.x : sc.y) >> (8 * (b & 3))) & 0xffu;
           const float sw = __uint_as_float(code << 20);  // 2^-120 · the E4M3 scale
 #pragma unroll

@@ -30,13 +30,15 @@
 
 #include <cstdint>
 
+#include "fp4moe/types.hpp"
+#include "kernels/sm90/ptx/bit_ops.cuh"
 #include "kernels/sm90/ptx/memory.cuh"
 
 namespace fp4moe::kernels::dp4a {
 
 /// K a scale block covers.
 template <bool kNvfp4>
-constexpr int kBlockK = kNvfp4 ? 16 : 32;
+constexpr int kBlockK = block_size(kNvfp4 ? Fp4Format::kNVFP4 : Fp4Format::kMXFP4);
 
 /// A token row's bytes in the stage's token buffer: int8 2x (BK), then
 /// each scale block's scale as a float.
@@ -50,12 +52,6 @@ constexpr std::uint32_t kMagLo = 0x03020100u;
 /// 1.5 * 2^23: an int32 holding its bits plus n (|n| < 2^22) reads as the float 1.5 * 2^23 + n.
 constexpr std::uint32_t kMagic = 0x4b400000u;
 
-__device__ __forceinline__ std::uint32_t prmt(std::uint32_t lo, std::uint32_t hi, std::uint32_t sel) {
-  std::uint32_t d;
-  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(lo), "r"(hi), "r"(sel));
-  return d;
-}
-
 /// The four PRMT'd int8 words of an 8-code word: positive parts of codes
 /// 0-3 and 4-7, then negative parts of codes 0-3 and 4-7.
 struct WeightParts {
@@ -63,8 +59,8 @@ struct WeightParts {
 };
 __device__ __forceinline__ WeightParts weight_parts(std::uint32_t word, std::uint32_t mag_lo) {
   const std::uint32_t flipped = word ^ 0x88888888u;
-  return {prmt(mag_lo, kMagHi, word), prmt(mag_lo, kMagHi, word >> 16), prmt(mag_lo, kMagHi, flipped),
-          prmt(mag_lo, kMagHi, flipped >> 16)};
+  return {ptx::prmt(mag_lo, kMagHi, word), ptx::prmt(mag_lo, kMagHi, word >> 16), ptx::prmt(mag_lo, kMagHi, flipped),
+          ptx::prmt(mag_lo, kMagHi, flipped >> 16)};
 }
 
 /// A scale block's exact dot product of a weight row (its kWords words'
@@ -119,6 +115,9 @@ __device__ __forceinline__ void convert_token_word(std::uint32_t y, std::uint32_
                                                    int w, int band_row, std::uint32_t mag_lo, int k_left) {
   static_assert(BK == 256, "one 128-byte box row a stage");
   constexpr int kBlock = kBlockK<kNvfp4>;
+  // (The box's swizzle and the scale chunk's layout written out here and in
+  // the tile's consumer: through operand_items.cuh's swizzled and
+  // scale_in_chunk, ptxas scheduled the measured kernels differently.)
   const std::uint32_t word = ptx::lds32(y + row * 128 + ((((w >> 2) ^ (row & 7))) << 4) + (w & 3) * 4);
   const WeightParts parts = weight_parts(word, mag_lo);
   // Per byte one of the two parts is zero, so byte-wise differences never borrow.

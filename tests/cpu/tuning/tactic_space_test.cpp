@@ -148,10 +148,6 @@ TEST(TacticSpace, FiltersSplitKByUnitsAndByTile) {
   }
 }
 
-// The heuristic against the exhaustive sweep on an H200 (132 SMs; docs/PERF.md,
-// "sweep", commits 6c6a3089163a and, with stream-K, 1d622dc2172f): rows
-// where the old wave-count rule picked 25-50% slower tactics, and rows it
-// got right, each with the sweep's best.
 // The CUDA-core route (dp4a bn8) has no prepacked kernel: prepacked weights
 // keep the 16-token wgmma tile at one token, in both formats; standard ones
 // take it up to kDp4aMaxTokens.
@@ -167,6 +163,10 @@ TEST(TacticSpace, CudaCoreRouteOnlyForFewTokensOnStandardWeights) {
       }
 }
 
+// The heuristic against the exhaustive sweep on an H200 (132 SMs; docs/PERF.md,
+// "sweep", commits 6c6a3089163a and, with stream-K, 1d622dc2172f): rows
+// where the old wave-count rule picked 25-50% slower tactics, and rows it
+// got right, each with the sweep's best.
 TEST(TacticSpace, HeuristicPicksTheSweepsBestOnMeasuredRows) {
   struct Row {
     TuneShape call;
