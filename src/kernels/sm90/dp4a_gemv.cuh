@@ -168,9 +168,7 @@ __device__ __forceinline__ void stage_dot(const uint4 (&chunk)[4], const std::ui
     for (int i = 0; i < kWords; ++i) w[i] = weight_parts(words[b * kWords + i], mag_lo);
     const float sw = weight_scale<kNvfp4>((sc[b >> 2] >> (8 * (b & 3))) & 0xffu);
     const int block = kBlocks * h + b;  // of the stage
-#pragma unroll
-    for (int tk = 0; tk < T; ++tk) {
-      if (kRunTimeCount && tk >= valid) continue;
+    auto add_token = [&](int tk) {
       const std::uint32_t tb = tok + tk * kStride;
       std::uint32_t x[2 * kWords];
 #pragma unroll
@@ -183,6 +181,23 @@ __device__ __forceinline__ void stage_dot(const uint4 (&chunk)[4], const std::ui
       }
       const float sx = __uint_as_float(ptx::lds32(tb + BK + block * 4));
       total[tk] = fmaf(block_dot<kWords>(w, x), sw * sx, total[tk]);
+    };
+    if constexpr (kRunTimeCount) {
+      // Two tokens under one test of the count, so their dot products are
+      // independent chains ptxas interleaves: a test a token serialised
+      // them, and three tokens took 2.2x two tokens' time (docs/PERF.md
+      // stop 54). An odd count's last pair adds into a row past it, which
+      // is never stored (its buffer row may hold anything).
+      static_assert(T % 2 == 0, "pairs of tokens");
+#pragma unroll
+      for (int tp = 0; tp < T; tp += 2) {
+        if (tp >= valid) break;
+        add_token(tp);
+        add_token(tp + 1);
+      }
+    } else {
+#pragma unroll
+      for (int tk = 0; tk < T; ++tk) add_token(tk);
     }
   }
 }
