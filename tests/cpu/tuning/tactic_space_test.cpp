@@ -418,6 +418,22 @@ TEST(TacticSpace, GatherOnlyForRoutedAlphaThatItHolds) {
   EXPECT_EQ(pick(128, 8, 256, 2 * 132 * 64).split_k, 1) << "one tile per CTA (two a SM): nothing to share";
 }
 
+// A tactic is looked up by (format, layout, tactic) alone (entry_of, the
+// dispatcher, the tuning cache), so two compiled kernels that differ in
+// nothing a GemmTactic holds (CTAs an SM or consumer warpgroups) would be one
+// name: the lookup finds one of them and the other is never run. (Stop 55's
+// three-CTA gather tiles had the two-CTA tiles' stage counts and names: the
+// sweep timed one kernel under both names and two GPU tests failed.)
+TEST(TacticSpace, OneCompiledKernelPerTactic) {
+  const auto& reg = kernels::kernel_registry();
+  ASSERT_FALSE(reg.empty());
+  for (std::size_t i = 0; i < reg.size(); ++i)
+    for (std::size_t j = i + 1; j < reg.size(); ++j)
+      EXPECT_FALSE(reg[i].format == reg[j].format && reg[i].layout == reg[j].layout && reg[i].tactic == reg[j].tactic)
+          << "entries " << i << " and " << j << " share a tactic (" << int(reg[i].layout) << ", "
+          << "ctas " << reg[i].ctas_per_sm << " / " << reg[j].ctas_per_sm << ")";
+}
+
 TEST(TacticSpace, VersionIsAStableHashOfTheCompiledSet) {
   const std::string v = tactic_space_version();
   ASSERT_EQ(v.size(), 16u);
