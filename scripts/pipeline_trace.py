@@ -29,7 +29,8 @@ from collections import defaultdict
 kWaited = 400  # cycles: a pass-top wait longer than this saw its stage land
 
 NAMES = {1: "pass_wait", 2: "pass_got", 3: "mma_done", 4: "order_got", 5: "added", 6: "tile_end", 7: "stored",
-         8: "empty_wait", 9: "empty_got", 10: "issued"}
+         8: "empty_wait", 9: "empty_got", 10: "issued", 24: "copy_issued"}
+COPIES = ("weights TMA", "tokens TMA", "weight scales", "token scales")
 
 
 def read(path):
@@ -98,14 +99,27 @@ def main():
     prod = defaultdict(int)
     prod_span = 0
     loads = []
+    copy_times = defaultdict(list)  # copy index: cycles from the previous mark to its issue
+    stage_issue = []  # cycles from a free stage to its last copy issued
+    stage_gaps = []  # cycles between the first producer warp's successive issued stages
     own_waits = []
     mma_times = []
     for c in range(ctas):
         pev = rows.get((c, 0), [])
         if not pev:
             continue
-        for (k0, _, t0), (k1, _, t1) in zip(pev, pev[1:]):
-            prod["empty-wait" if k0 == 8 else "issue" if k0 == 9 else "other"] += t1 - t0
+        for (k0, _, t0), (k1, a1, t1) in zip(pev, pev[1:]):
+            # (traces since stop 55 mark each copy's issue, event 24: the
+            # stage's issue runs from empty_got to issued across them)
+            prod["empty-wait" if k0 == 8 else "issue" if k0 in (9, 24) else "other"] += t1 - t0
+            if k1 == 24 and k0 in (9, 24):
+                copy_times[a1].append(t1 - t0)
+            if k0 == 9 and k1 in (10, 24):
+                start = t0
+            if k1 == 10 and k0 in (9, 24):
+                stage_issue.append(t1 - start)
+        issued_at = [t for k, _, t in pev if k == 10]
+        stage_gaps.extend(b - a for a, b in zip(issued_at, issued_at[1:]))
         prod_span += pev[-1][2] - pev[0][2]
         issued = [t for k, _, t in pev if k == 10]
         cons = [rows.get((c, a), []) for a in range(1, actors)]
@@ -150,6 +164,12 @@ def main():
     for k in ("empty-wait", "issue", "other"):
         print("  %-12s %5.1f%%" % (k, pct(prod[k], prod_span)))
 
+    if copy_times:
+        print("producer: a stage's issue (free stage to last copy), cycles:", quantiles(stage_issue))
+        for a in sorted(copy_times):
+            print("  copy %d (%s), cycles since the previous mark:" % (a, COPIES[a] if a < len(COPIES) else "?"),
+                  quantiles(copy_times[a]))
+    print("producer: between successive issued stages, cycles:", quantiles(stage_gaps))
     print("own pass-top wait, cycles:", quantiles(own_waits))
     print("own pass mma span, cycles:", quantiles(mma_times))
     print("stage load time (issue to full), cycles:", quantiles(loads))

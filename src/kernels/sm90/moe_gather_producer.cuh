@@ -105,14 +105,21 @@ struct GatherStageLoads {
   /// Stage s: K block kb of weight rows [w_row, w_row + BM) with their scale
   /// band's chunks from w_scales, and column block j of gathered rows
   /// [t_row, t_row + BN) with their band's chunks from t_scales.
+  /// (trace: each copy's issue marked, in a trace build; how long a copy's
+  /// issue takes under load is a candidate for the pass stream's pace.)
   __device__ __forceinline__ void load(int s, std::int32_t w_row, const std::uint8_t* w_scales, std::int32_t kb,
-                                       std::int32_t t_row, const std::uint8_t* t_scales, std::int32_t j) const {
+                                       std::int32_t t_row, const std::uint8_t* t_scales, std::int32_t j,
+                                       TraceCursor& trace) const {
     std::uint8_t* st = smem + s * Cfg::kStageBytes;
     ptx::mbar_arrive_expect_tx(&full[s], kBytes);
     ptx::tma_load_2d(st, tmap_w, kb * Cfg::kRowBytes, w_row, &full[s]);
+    trace.mark(kTrCopyIssued, 0);
     ptx::tma_load_2d(st + Cfg::kOffY, tmap_t, j * Cfg::kRowBytes, t_row, &full[s]);
+    trace.mark(kTrCopyIssued, 1);
     ptx::bulk_load(st + Cfg::kOffXScale, w_scales + kb * kChunkBytes, kChunkBytes, &full[s]);
+    trace.mark(kTrCopyIssued, 2);
     ptx::bulk_load(st + Cfg::kOffYScale, t_scales + j * kChunkBytes, kChunkBytes, &full[s]);
+    trace.mark(kTrCopyIssued, 3);
   }
 };
 
@@ -199,7 +206,7 @@ __device__ void gather_produce(const GemmParams& p, const Scheduler& sched, cons
     auto pass_stage = [&](int s, int e, int slot0, int valid, int j) {
       if (j == 0) header(s, std::uint32_t(e * kb_per_expert), 0u, e, slot0, valid);
       const std::uint8_t* t_scales = p.a.scales + std::int64_t(e) * p.a.scale_group_bytes + (slot0 / 128) * band_bytes_t;
-      loads.load(s, w_row, w_scales, e * kb_per_expert + j, e * p.gather_capacity + slot0, t_scales, j);
+      loads.load(s, w_row, w_scales, e * kb_per_expert + j, e * p.gather_capacity + slot0, t_scales, j, trace);
       trace.mark(kTrIssued, s);
     };
     int e, slot0, count, s;

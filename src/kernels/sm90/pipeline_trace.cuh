@@ -45,6 +45,7 @@ enum TraceEvent : std::uint32_t {
   kTrAskWork = 21,      ///< consumer: before it asks the scheduler for its next work item (the epilogue's stores done)
   kTrSlabFree = 22,     ///< consumer, TMA-store epilogue: its warp's slab is free for part `arg` (the wait on the last stores' reads returned)
   kTrPartIssued = 23,   ///< consumer, TMA-store epilogue: part `arg`'s stores issued
+  kTrCopyIssued = 24,   ///< gather producer: copy `arg` of a stage issued (0 weights, 1 tokens, 2 and 3 their scales)
 };
 constexpr int kTraceCtas = 264;  ///< every CTA of one wave of two-CTA tiles on 132 SMs
 constexpr int kTraceActors = 5;  ///< producer, then up to four consumer warpgroups
