@@ -12,7 +12,9 @@ Consumer warpgroup states, between its events:
   add: its addition into the shared accumulator;
   walk: from an addition (or a foreign pass's header) to the next pass top;
   epilogue: from the tile-end header to the tile's stores done.
-Producer: empty-wait (a free stage), issue (header, loads), other.
+Producer: empty-wait (a free stage), issue (header, loads), other; in traces
+that mark each copy's issue (since stop 55), a stage's issue time and each
+copy's share of it, and the gap between successive issued stages.
 Stage load time: from the producer's issue to the first consumer that was
 already waiting seeing it full (stages no one waited on are not counted).
 The load times are valid for one stage a pass (W = BK), the moe-fc2
@@ -118,10 +120,9 @@ def main():
                 start = t0
             if k1 == 10 and k0 in (9, 24):
                 stage_issue.append(t1 - start)
-        issued_at = [t for k, _, t in pev if k == 10]
-        stage_gaps.extend(b - a for a, b in zip(issued_at, issued_at[1:]))
         prod_span += pev[-1][2] - pev[0][2]
         issued = [t for k, _, t in pev if k == 10]
+        stage_gaps.extend(b - a for a, b in zip(issued, issued[1:]))
         cons = [rows.get((c, a), []) for a in range(1, actors)]
         cons = [e for e in cons if e]
         for e in cons:

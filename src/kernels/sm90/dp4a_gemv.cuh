@@ -186,8 +186,10 @@ __device__ __forceinline__ void stage_dot(const uint4 (&chunk)[4], const std::ui
       // Two tokens under one test of the count, so their dot products are
       // independent chains ptxas interleaves: a test a token serialised
       // them, and three tokens took 2.2x two tokens' time (docs/PERF.md
-      // stop 54). An odd count's last pair adds into a row past it, which
-      // is never stored (its buffer row may hold anything).
+      // stop 54; pairs: 3-4 tokens 0.70-0.90x the time, stop 55). An odd
+      // count's last pair adds into a row past it, which is never stored
+      // (its buffer row may hold anything); a one-token group pays for two,
+      // which the memory-bound 1-token rows did not show (0.996-1.009x).
       static_assert(T % 2 == 0, "pairs of tokens");
 #pragma unroll
       for (int tp = 0; tp < T; tp += 2) {

@@ -105,8 +105,9 @@ struct GatherStageLoads {
   /// Stage s: K block kb of weight rows [w_row, w_row + BM) with their scale
   /// band's chunks from w_scales, and column block j of gathered rows
   /// [t_row, t_row + BN) with their band's chunks from t_scales.
-  /// (trace: each copy's issue marked, in a trace build; how long a copy's
-  /// issue takes under load is a candidate for the pass stream's pace.)
+  /// (trace: each copy's issue marked, in a trace build. Under moe-fc2's
+  /// load each copy took 140-275 cycles to issue and a stage's four ~850:
+  /// the producer's, so the pass stream's, pace; docs/PERF.md stop 55.)
   __device__ __forceinline__ void load(int s, std::int32_t w_row, const std::uint8_t* w_scales, std::int32_t kb,
                                        std::int32_t t_row, const std::uint8_t* t_scales, std::int32_t j,
                                        TraceCursor& trace) const {
