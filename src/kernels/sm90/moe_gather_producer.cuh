@@ -106,8 +106,9 @@ struct GatherStageLoads {
   /// band's chunks from w_scales, and column block j of gathered rows
   /// [t_row, t_row + BN) with their band's chunks from t_scales.
   /// (trace: each copy's issue marked, in a trace build. Under moe-fc2's
-  /// load each copy took 140-275 cycles to issue and a stage's four ~850:
-  /// the producer's, so the pass stream's, pace; docs/PERF.md stop 55.)
+  /// load each copy took 140-275 cycles and a stage's four ~850, spent on
+  /// the ~14 instructions around each copy (elect, moves to uniform
+  /// registers), not in the copy engine: ncu, docs/PERF.md stop 55.)
   __device__ __forceinline__ void load(int s, std::int32_t w_row, const std::uint8_t* w_scales, std::int32_t kb,
                                        std::int32_t t_row, const std::uint8_t* t_scales, std::int32_t j,
                                        TraceCursor& trace) const {
