@@ -119,8 +119,8 @@ constexpr int kContiguousAlignment = 128;
 /// expected_m is a host hint of the typical masked_m, used to pick a tactic.
 /// At expected_m <= 2 (standard weights) that is the CUDA-core tile, the
 /// fastest for groups of one or two tokens; a group of three or four tokens
-/// takes it 1.4-2.4x the time the tensor-core tile would (H200, docs/PERF.md
-/// stop 54). Where such groups are common, pass a larger expected_m or a
+/// takes it 1.3-1.7x the time the tensor-core tile would (H200, docs/PERF.md
+/// stops 54-55). Where such groups are common, pass a larger expected_m or a
 /// tactic.
 void m_grouped_fp4_gemm_nt_masked(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& d,
                                   const std::int32_t* masked_m, int expected_m, cudaStream_t stream,
