@@ -240,6 +240,10 @@ void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, c
       weighted = table_shares && plan.token_blocks >= 2 && plan.token_blocks <= kernels::kMaxWeightedBlocks &&
                  sk.weights_apply();
       p.split_slots = sk.max_slots(weighted);
+      // The gather tiles share by cost where their counts allow (decided in
+      // the kernel): room for either split.
+      if (plan.kernel->tactic.moe_gather)
+        p.split_slots = std::max(p.split_slots, kernels::GatherShares::max_slots(plan.max_tiles, sk.ctas));
     }
   }
   if (whole_rounds && plan.split_k == 0) {  // (these tiles take no fixed split: validated above)

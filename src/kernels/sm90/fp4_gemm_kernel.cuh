@@ -137,6 +137,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   if constexpr (Cfg::kLayout == Layout::kMasked) {
     if (threadIdx.x < 32) masked_prefix<Cfg::BT>(p, prefix);
   }
+  if constexpr (Cfg::kGatherCostShares) {  // stream-K: this CTA's share by the passes it holds
+    if (p.split_k == 0 && threadIdx.x < 32) gather_stream_k_share<Cfg::BT, Cfg::BW>(p, reinterpret_cast<GatherShares*>(prefix));
+  }
   if constexpr (Cfg::kMoe) {
     // Stream-K: this CTA's segments into a table (block-uniform branches).
     // Weighted shares first need the weights' prefix (the table holds

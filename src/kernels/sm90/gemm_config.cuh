@@ -334,12 +334,16 @@ struct GemmConfig {
   static constexpr int kAlphaLookahead = 8;
   // The prefix region: masked, token blocks per group; MoE-dense, the token
   // blocks' stream-K weights, the CTAs' share boundaries and this CTA's
-  // segments (tile_scheduler.cuh); gather, each producer warp's round of
-  // passes (two words a pass, moe_gather_producer.cuh).
+  // segments (tile_scheduler.cuh); gather, this CTA's stream-K share
+  // (GatherShares, tile_scheduler.cuh; the tiles that share by cost), then each producer warp's round of
+  // passes (two words a pass, moe_gather_producer.cuh: at kOffGatherRound).
+  static constexpr bool kGatherCostShares = kGather && gather_cost_shares(BT);
+  static constexpr int kOffGatherRound = kOffPrefix + (kGatherCostShares ? static_cast<int>(sizeof(GatherShares)) : 0);
+  static_assert(!kGatherCostShares || kOffPrefix % alignof(GatherShares) == 0, "the stream-K share's 64-bit fields");
   static constexpr int kPrefixInts = kLayout == Layout::kMasked     ? kMaxGroups + 1
                                      : kLayout == Layout::kMoeDense ? kStreamKTableBytes / 4
-                                     : kGather                      ? 2 * 2 * kConsumers
-                                                                    : 0;
+                                     : kGather ? (kOffGatherRound - kOffPrefix) / 4 + 2 * 2 * kConsumers
+                                               : 0;
   // kReduceFromWorkspace: the split tiles whose partials this CTA adds
   // after its tile loop (fp4_gemm_kernel.cuh): a mask, then
   // kMaxDeferredTiles records of 16 bytes (stream-K's shares meet at most

@@ -218,10 +218,10 @@ __device__ void gather_produce(const GemmParams& p, const Scheduler& sched, cons
     } else {
       // Rounds of kConsumers passes (the last padded), their stages
       // interleaved. Lane 0 keeps a round's passes in shared memory (the
-      // prefix region, kept there as registers spilled the producer's loop
+      // prefix region, after the stream-K share; kept there as registers spilled the producer's loop
       // state to local memory): its expert with its valid slots in the top
       // byte (E < 2^24, as E·W < 2^31), and its first slot.
-      const std::uint32_t round = ptx::smem_addr(smem + Cfg::kOffPrefix) + 8 * Cfg::kConsumers * warp;
+      const std::uint32_t round = ptx::smem_addr(smem + Cfg::kOffGatherRound) + 8 * Cfg::kConsumers * warp;
       for (bool more = true; more;) {
         int q = 0;
 #pragma unroll

@@ -143,6 +143,21 @@ struct StreamK {
     return true;
   }
 
+  /// The i-th segment of the share [begin, end) of units: its tile and
+  /// units (not its slots); false past the share. (segment() above spells
+  /// the same steps out: through this helper ptxas scheduled every stream-K
+  /// kernel differently, stop 56.)
+  FP4MOE_HD static bool segment_units(std::int64_t begin, std::int64_t end, std::int32_t units, int i,
+                                      StreamKSegment& s) {
+    const std::int64_t start = i == 0 ? begin : (begin / units + i) * units;
+    if (start >= end) return false;
+    s.tile = start / units;
+    const std::int64_t tile_begin = s.tile * units, tile_end = tile_begin + units;
+    s.unit_begin = static_cast<std::int32_t>(start - tile_begin);
+    s.unit_end = static_cast<std::int32_t>((end < tile_end ? end : tile_end) - tile_begin);
+    return true;
+  }
+
   /// The most contributors any tile has, for equal shares or (weighted) for
   /// any weights stream_k_weight can give: a tile of `units` units meets at
   /// most (units − 1) / q + 2 shares of at least q units each.
@@ -156,6 +171,74 @@ struct StreamK {
     std::int64_t q = n / ctas;
     if (weighted && weights_apply()) q = n * stream_k_weight(0, units) / ctas / units;
     const std::int64_t bound = q == 0 ? ctas : (units - 1) / q + 2;
+    return static_cast<std::int32_t>(bound < ctas ? bound : ctas);
+  }
+};
+
+/// Stream-K of the gather tiles (moe_dense_fc2 with gathered tokens) by cost.
+/// Every tile there is the same experts (units) against the same tokens, so
+/// a unit's cost repeats tile by tile: kGatherPassCost per pass of BT
+/// tokens, plus one for the walk past it. Equal shares of units give a CTA
+/// whichever experts its stretch holds; at M = 32 (top-8 of 256, a third of
+/// the experts without a token) the busiest of 264 CTAs drew ~8% more
+/// passes than the mean (a simulation of the suite's routing, docs/PERF.md
+/// stop 56). Here CTA c begins at the first unit u whose cost before it,
+/// cum(u) = (u / units)·T + P[u % units] (T a tile's cost, P the prefix
+/// within a tile), reaches target(c) = ceil(c·W/G), W = tiles·T. Then the
+/// share holding unit u is the last c with target(c) ≤ cum(u), which needs
+/// no table: owner_at(cum(u)) = min(G − 1, ⌊cum(u)·G/W⌋). Every share is
+/// non-empty when no unit costs more than ⌊W/G⌋ (applies()); a tile meets
+/// at most ⌊G/tiles⌋ + 2 shares (max_slots). The kernel's prologue works
+/// out its own share (gather_stream_k_share, tile_scheduler.cuh); where
+/// the costs do not apply it takes the equal share.
+///
+/// Measured (docs/PERF.md stop 56): moe-fc2 M = 32 ran 0.95-0.98x the time
+/// with cost shares, but M >= 64, where few experts lack a token and the
+/// costs are near uniform, gained nothing, and the 16-token tiles (M >=
+/// 160) ran 1.00-1.05x with the prologue in them. So only the 8-token
+/// tiles (gather_cost_shares) compile it, and they share by cost only when
+/// at least 1/kGatherIdleShare of the experts have no token.
+constexpr std::int32_t kGatherPassCost = 16;
+constexpr std::int32_t kGatherIdleShare = 4;
+/// Whether a gather tile of BT-token passes shares stream-K by cost.
+constexpr bool gather_cost_shares(int bt) { return bt == 8; }
+
+struct GatherShares {
+  std::int64_t tiles = 0;
+  std::int32_t units = 1, ctas = 1;
+  std::int64_t tile_cost = 0;    ///< T; 0: equal shares (StreamK)
+  std::int64_t last_prefix = 0;  ///< P[units − 1]: a tile's cost before its last unit
+  std::int64_t begin = 0, end = 0;  ///< the CTA's share [begin(c), begin(c + 1)) in units
+
+  FP4MOE_HD std::int64_t total() const { return tiles * tile_cost; }
+  /// Whether cost shares apply for unit costs of at most `max_cost`, `idle`
+  /// of a tile's units without a token: enough idle units to matter, each
+  /// share spanning a heaviest unit, and cum·G far inside 64 bits.
+  FP4MOE_HD static bool applies(std::int64_t tiles, std::int64_t tile_cost, std::int64_t max_cost, std::int32_t idle,
+                                std::int32_t units, std::int32_t ctas) {
+    const std::int64_t w = tiles * tile_cost;
+    return std::int64_t(idle) * kGatherIdleShare >= units && tile_cost > 0 && tile_cost < (std::int64_t(1) << 40) &&
+           tiles < (std::int64_t(1) << 20) && max_cost <= w / ctas;
+  }
+  /// The cost before CTA c's first unit (c ≤ G).
+  FP4MOE_HD std::int64_t target(std::int64_t c) const { return (c * total() + ctas - 1) / ctas; }
+  /// The CTA whose share holds a unit with `cost_before` before it.
+  FP4MOE_HD std::int64_t owner_at(std::int64_t cost_before) const {
+    const std::int64_t c = cost_before * ctas / total();
+    return c < ctas - 1 ? c : ctas - 1;
+  }
+  /// The CTA's i-th segment (c: its index); false past its share.
+  FP4MOE_HD bool segment(std::int64_t c, int i, StreamKSegment& s) const {
+    if (tile_cost == 0) return StreamK{tiles, units, ctas}.segment(c, i, s);
+    if (!StreamK::segment_units(begin, end, units, i, s)) return false;
+    const std::int64_t first = owner_at(s.tile * tile_cost);
+    s.slot = static_cast<std::int32_t>(c - first);
+    s.slots = static_cast<std::int32_t>(owner_at(s.tile * tile_cost + last_prefix) - first + 1);
+    return true;
+  }
+  /// The most contributors a tile has under cost shares (any costs that apply).
+  FP4MOE_HD static std::int32_t max_slots(std::int64_t tiles, std::int32_t ctas) {
+    const std::int64_t bound = ctas / tiles + 2;
     return static_cast<std::int32_t>(bound < ctas ? bound : ctas);
   }
 };

@@ -111,6 +111,14 @@ struct TileScheduler {
       }
     }
     if (p.split_k == 1) return whole_work<false>(i, 0, t);  // (no division)
+    if constexpr (kLayout == Layout::kMoeGather && gather_cost_shares(BT)) {
+      if (p.split_k == 0) {  // this CTA's share, worked out in the prologue (gather_stream_k_share)
+        StreamKSegment s;
+        if (!reinterpret_cast<const GatherShares*>(prefix)->segment(blockIdx.x, i, s)) return false;
+        t = segment_tile(s);
+        return true;
+      }
+    }
     if constexpr (!kWholeRounds) {
       // (The split arithmetic as before work_item: in 64 bits it made ptxas
       // spill 80-200 bytes more in the MoE-dense tiles.)
@@ -299,6 +307,82 @@ __device__ void warp_prefix_sum(std::int32_t n, const Value& value, std::int32_t
     if (i < n) prefix[i + 1] = carry + incl;
     carry += __shfl_sync(0xffffffffu, incl, 31);
   }
+}
+
+/// Gather layout, stream-K (split_k 0), tiles of gather_cost_shares(BT):
+/// this CTA's share by cost (stream_k.hpp: GatherShares) into `out` (shared
+/// memory), or the equal share where costs do not apply (a unit of cost 1
+/// has no token). Run by one warp after the grid
+/// dependency (the gather kernel wrote the counts); the scheduler reads it.
+template <int BT, int BW>
+__device__ void gather_stream_k_share(const GemmParams& p, GatherShares* out) {
+  const int lane = threadIdx.x % 32;
+  GatherShares g;
+  g.tiles = (p.n + BW - 1) / BW;  // every token in one tile: the weight blocks
+  g.units = p.experts;
+  g.ctas = static_cast<std::int32_t>(gridDim.x);
+  auto cost = [&](std::int32_t e) { return e < g.units ? kGatherPassCost * ((p.gather_counts[e] + BT - 1) / BT) + 1 : 0; };
+  // The first 256 experts' costs are loaded at once and kept in registers,
+  // so the prologue waits on memory once (A/B: loading them chunk by chunk,
+  // twice, cost the rows that gain nothing ~1%, docs/PERF.md stop 56);
+  // more experts are read again where needed.
+  constexpr int kHeld = 8;
+  std::int32_t held[kHeld];
+#pragma unroll
+  for (int j = 0; j < kHeld; ++j) held[j] = cost(32 * j + lane);
+  auto for_each_chunk = [&](auto&& visit) {  // visit(first unit of the chunk, this lane's unit's cost)
+#pragma unroll
+    for (int j = 0; j < kHeld; ++j) visit(32 * j, held[j]);
+    for (std::int32_t base = 32 * kHeld; base < g.units; base += 32) visit(base, cost(base + lane));
+  };
+  // A tile's cost and its heaviest unit (a sum below 2^31: E ≤ 2^10 units of
+  // at most 16·M/BT + 17 each).
+  std::int32_t sum = 0, heaviest = 0, idle = 0;
+  for_each_chunk([&](std::int32_t, std::int32_t c) {
+    sum += c;
+    heaviest = max(heaviest, c);
+    idle += __popc(__ballot_sync(0xffffffffu, c == 1));
+  });
+#pragma unroll
+  for (int off = 16; off > 0; off /= 2) {
+    sum += __shfl_xor_sync(0xffffffffu, sum, off);
+    heaviest = max(heaviest, __shfl_xor_sync(0xffffffffu, heaviest, off));
+  }
+  g.tile_cost = sum;
+  g.last_prefix = sum - __shfl_sync(0xffffffffu, cost(g.units - 1), 0);
+  if (!GatherShares::applies(g.tiles, g.tile_cost, heaviest, idle, g.units, g.ctas)) {
+    g.tile_cost = 0;  // equal shares
+  } else {
+    // begin(c) = the first unit u with cum(u) ≥ target(c): in tile
+    // target / T, the first unit e whose prefix P[e] reaches the rest (e =
+    // units: the next tile's first).
+    const std::int64_t targets[2] = {g.target(blockIdx.x), g.target(blockIdx.x + 1)};
+    std::int32_t rest[2], first[2] = {-1, -1};
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+      rest[k] = static_cast<std::int32_t>(targets[k] % g.tile_cost);
+      if (rest[k] == 0) first[k] = 0;
+    }
+    std::int32_t carry = 0;  // P at the chunk's first unit
+    for_each_chunk([&](std::int32_t base, std::int32_t c) {
+      std::int32_t incl = c;
+#pragma unroll
+      for (int off = 1; off < 32; off *= 2) {
+        const std::int32_t v = __shfl_up_sync(0xffffffffu, incl, off);
+        if (lane >= off) incl += v;
+      }
+      const std::int32_t before = carry + incl - c;  // P[e]
+#pragma unroll
+      for (int k = 0; k < 2; ++k) {
+        const std::uint32_t hit = __ballot_sync(0xffffffffu, base + lane < g.units && before >= rest[k]);
+        if (first[k] < 0 && hit) first[k] = base + __ffs(hit) - 1;
+      }
+      carry += __shfl_sync(0xffffffffu, incl, 31);
+    });
+    g.begin = targets[0] / g.tile_cost * g.units + (first[0] < 0 ? g.units : first[0]);
+    g.end = targets[1] / g.tile_cost * g.units + (first[1] < 0 ? g.units : first[1]);
+  }
+  if (lane == 0) *out = g;
 }
 
 /// Masked layout: cumulative token-block counts per group into shared memory

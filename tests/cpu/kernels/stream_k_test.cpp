@@ -1,10 +1,14 @@
 // kernels/sm90/stream_k.hpp on the host: the segments of all CTAs cover every
 // unit of every tile exactly once, each tile's contributors take slots
 // 0 .. slots-1 in CTA order and agree on the count, and max_slots bounds it;
-// with equal shares and with weighted ones; owner() finds each unit's CTA.
+// with equal shares and with weighted ones; owner() finds each unit's CTA;
+// and the gather tiles' shares by cost (GatherShares).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
 #include <random>
 #include <tuple>
 #include <vector>
@@ -267,6 +271,168 @@ TEST(StreamK, NoWorkHasNoSegments) {
   const StreamK sk{0, 256, 1};
   StreamKSegment s;
   EXPECT_FALSE(sk.segment(0, 0, s));
+}
+
+/// Gather shares by cost (GatherShares) as the kernel's prologue works them
+/// out (gather_stream_k_share): every CTA's share from the unit costs.
+struct GatherCase {
+  std::vector<std::int32_t> cost, prefix;  // a tile's unit costs; prefix[e] = cost of units before e
+  std::int64_t tiles;
+  std::int32_t ctas;
+  bool applies = false;
+  GatherCase(std::vector<std::int32_t> unit_cost, std::int64_t tiles_, std::int32_t ctas_)
+      : cost(std::move(unit_cost)), prefix(cost.size() + 1, 0), tiles(tiles_), ctas(ctas_) {
+    for (std::size_t e = 0; e < cost.size(); ++e) prefix[e + 1] = prefix[e] + cost[e];
+    const auto idle = static_cast<std::int32_t>(std::count(cost.begin(), cost.end(), 1));
+    applies = GatherShares::applies(tiles, prefix.back(), *std::max_element(cost.begin(), cost.end()), idle, units(),
+                                    ctas);
+  }
+  std::int32_t units() const { return static_cast<std::int32_t>(cost.size()); }
+  /// CTA c's shares object: begin(c) = the first unit whose cost before it reaches target(c).
+  GatherShares shares(std::int64_t c) const {
+    GatherShares g;
+    g.tiles = tiles;
+    g.units = units();
+    g.ctas = ctas;
+    if (!applies) return g;
+    g.tile_cost = prefix.back();
+    g.last_prefix = prefix[cost.size() - 1];
+    auto begin = [&](std::int64_t cta) {
+      const std::int64_t t = g.target(cta), tile = t / g.tile_cost, rest = t % g.tile_cost;
+      const auto e = std::lower_bound(prefix.begin(), prefix.end(), rest) - prefix.begin();
+      return tile * g.units + e;
+    };
+    g.begin = begin(c);
+    g.end = begin(c + 1);
+    return g;
+  }
+  /// Cost of units [b, e) (numbered tile-major).
+  std::int64_t cost_of(std::int64_t b, std::int64_t e) const {
+    std::int64_t total = 0;
+    for (std::int64_t u = b; u < e; ++u) total += cost[static_cast<std::size_t>(u % units())];
+    return total;
+  }
+};
+
+/// As check_partition, for gather shares: every unit once, slots in CTA
+/// order and agreed, within max_slots; every share non-empty; by cost, each
+/// share within one heaviest unit of W/G. Returns the heaviest share's cost
+/// over the mean.
+double check_gather_partition(const GatherCase& gc) {
+  const std::int32_t units = gc.units();
+  SCOPED_TRACE("tiles " + std::to_string(gc.tiles) + " units " + std::to_string(units) + " ctas " +
+               std::to_string(gc.ctas) + (gc.applies ? " by cost" : " equal"));
+  std::vector<int> covered(static_cast<std::size_t>(gc.tiles * units), 0);
+  std::vector<std::vector<std::int64_t>> contributors(static_cast<std::size_t>(gc.tiles));
+  std::vector<int> slots_seen(static_cast<std::size_t>(gc.tiles), -1);
+  const std::int32_t bound = std::max(StreamK{gc.tiles, units, gc.ctas}.max_slots(false), GatherShares::max_slots(gc.tiles, gc.ctas));
+  const std::int32_t heaviest = *std::max_element(gc.cost.begin(), gc.cost.end());
+  const double mean = double(gc.prefix.back()) * double(gc.tiles) / gc.ctas;
+  double worst = 0;
+  for (std::int64_t c = 0; c < gc.ctas; ++c) {
+    const GatherShares g = gc.shares(c);
+    StreamKSegment s;
+    std::int64_t share_cost = 0, share_units = 0;
+    for (int i = 0; g.segment(c, i, s); ++i) {
+      EXPECT_LT(s.unit_begin, s.unit_end);
+      for (int u = s.unit_begin; u < s.unit_end; ++u) ++covered[static_cast<std::size_t>(s.tile * units + u)];
+      share_cost += gc.cost_of(s.tile * units + s.unit_begin, s.tile * units + s.unit_end);
+      share_units += s.unit_end - s.unit_begin;
+      auto& who = contributors[static_cast<std::size_t>(s.tile)];
+      EXPECT_EQ(s.slot, static_cast<int>(who.size())) << "cta " << c << " tile " << s.tile << ": slots in CTA order";
+      who.push_back(c);
+      if (slots_seen[static_cast<std::size_t>(s.tile)] < 0) slots_seen[static_cast<std::size_t>(s.tile)] = s.slots;
+      EXPECT_EQ(s.slots, slots_seen[static_cast<std::size_t>(s.tile)]) << "every contributor counts the same";
+      EXPECT_LE(s.slots, bound);
+    }
+    EXPECT_GE(share_units, 1) << "cta " << c << ": a non-empty share";
+    if (gc.applies) {
+      EXPECT_LE(std::abs(double(share_cost) - mean), double(heaviest) + 1.0) << "cta " << c;
+    }
+    worst = std::max(worst, double(share_cost) / mean);
+  }
+  for (std::size_t u = 0; u < covered.size(); ++u) EXPECT_EQ(covered[u], 1) << "unit " << u;
+  for (std::int64_t t = 0; t < gc.tiles; ++t)
+    EXPECT_EQ(static_cast<int>(contributors[static_cast<std::size_t>(t)].size()), slots_seen[static_cast<std::size_t>(t)])
+        << "tile " << t;
+  return worst;
+}
+
+/// A unit's cost from an expert's token count, as the kernel's prologue takes it.
+std::int32_t gather_unit_cost(std::int32_t count, std::int32_t bt) { return kGatherPassCost * ((count + bt - 1) / bt) + 1; }
+
+/// Expert token counts of M tokens each routed to `top` distinct experts of E at random.
+std::vector<std::int32_t> routed_counts(std::mt19937& rng, int m, int e, int top) {
+  std::vector<std::int32_t> counts(static_cast<std::size_t>(e), 0);
+  std::vector<int> ids(static_cast<std::size_t>(e));
+  for (int t = 0; t < m; ++t) {
+    for (int i = 0; i < e; ++i) ids[static_cast<std::size_t>(i)] = i;
+    std::shuffle(ids.begin(), ids.end(), rng);
+    for (int k = 0; k < top; ++k) ++counts[static_cast<std::size_t>(ids[static_cast<std::size_t>(k)])];
+  }
+  return counts;
+}
+
+TEST(GatherShares, CoverEveryUnitOnceOnSmallGrids) {
+  std::mt19937 rng(11);
+  int by_cost = 0;
+  for (std::int64_t tiles = 1; tiles <= 9; ++tiles)
+    for (std::int32_t units = 1; units <= 9; ++units)
+      for (std::int32_t ctas = 1; ctas <= tiles * units && ctas <= 24; ++ctas) {
+        std::vector<std::int32_t> cost(static_cast<std::size_t>(units));
+        for (auto& c : cost) c = gather_unit_cost(static_cast<std::int32_t>(rng() % 3 == 0 ? 0 : rng() % 20), 8);
+        const GatherCase gc(cost, tiles, ctas);
+        by_cost += gc.applies;
+        check_gather_partition(gc);
+        if (HasFailure()) return;
+      }
+  EXPECT_GT(by_cost, 500) << "most grids share by cost";
+}
+
+TEST(GatherShares, BalanceTheSuitesRouting) {
+  // moe-fc2: N = 7168 in 64-row tiles (112), E = 256 experts, top-8, 264
+  // CTAs (two an SM). At M = 32 a third of the experts have no token: equal
+  // shares give the busiest CTA 1.04-1.16x the mean passes, cost shares
+  // stay within one expert's cost. At M = 128 (2% idle) and 384 the
+  // shares are equal.
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 4; ++trial) {
+    for (const auto& [m, bt] : {std::pair{32, 8}, std::pair{128, 8}, std::pair{384, 16}}) {
+      const std::vector<std::int32_t> counts = routed_counts(rng, m, 256, 8);
+      std::vector<std::int32_t> cost(counts.size());
+      for (std::size_t e = 0; e < counts.size(); ++e) cost[e] = gather_unit_cost(counts[e], bt);
+      const GatherCase gc(cost, 112, 264);
+      const double worst = check_gather_partition(gc);
+      ASSERT_EQ(gc.applies, m == 32) << "M " << m;
+      if (!gc.applies) continue;
+      EXPECT_LT(worst, 1.02) << "M " << m;
+      // The same costs under equal shares (the fallback).
+      double equal_worst = 0;
+      const StreamK sk{112, 256, 264};
+      for (std::int64_t c = 0; c < 264; ++c)
+        equal_worst = std::max(equal_worst, double(gc.cost_of(sk.share_begin(c), sk.share_begin(c + 1))) /
+                                                (double(gc.prefix.back()) * 112 / 264));
+      if (m == 32) {
+        EXPECT_GT(equal_worst, 1.03) << "the imbalance cost shares remove";
+      }
+      EXPECT_LE(worst, equal_worst + 1e-9);
+    }
+  }
+  EXPECT_EQ(GatherShares::max_slots(112, 264), 4);
+}
+
+TEST(GatherShares, EqualWhereAUnitOutweighsAShare) {
+  // One expert holding every pass: its cost is past W/G, so the shares are
+  // equal (every share non-empty all the same).
+  std::vector<std::int32_t> cost(16, 1);
+  cost[3] = gather_unit_cost(4096, 8);
+  const GatherCase gc(cost, 2, 24);
+  EXPECT_FALSE(gc.applies);
+  check_gather_partition(gc);
+  // Lighter: by cost, and the heavy unit's tile meets more CTAs.
+  const GatherCase light(cost, 64, 24);
+  EXPECT_TRUE(light.applies);
+  check_gather_partition(light);
 }
 
 }  // namespace

@@ -37,6 +37,7 @@ struct Fc2Case {
   int repeats = 1;  ///< runs of the same call; every repeat must be bit-identical to the first
   bool prepack_b = false;  ///< B goes through prepack_weights (in place on the device) first
   cudaStream_t stream = nullptr;
+  std::vector<float>* alpha_seen = nullptr;  ///< receives alpha [M, E] as drawn (row-major)
   std::string describe() const {
     std::ostringstream o;
     o << format_name(format) << " E=" << experts << " W=" << width << " M=" << m << " N=" << n
@@ -73,6 +74,7 @@ test::GemmResult run_fc2(const Fc2Case& c, test::Rng& rng) {
   test::fill_random(a, rng, c.content);
   test::fill_random(b, rng, c.content);
   const std::vector<float> al = make_alpha(c, rng);
+  if (c.alpha_seen) *c.alpha_seen = al;
   // Host and device alpha with the same strides.
   std::vector<float> stored(al.size());
   MatrixView host_alpha{stored.data(), DType::kFP32, c.m, c.experts};
@@ -282,6 +284,68 @@ TEST(MoeFc2, WeightedStreamKMatchesReferenceAndRepeats) {
       test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
     }
   }
+}
+
+// The 8-token gather tiles' stream-K shares by cost (kernels/sm90/
+// stream_k.hpp, GatherShares), where routing leaves a quarter of the experts
+// without a token: every such kernel, on shapes where the cost shares apply
+// (asserted from the drawn alpha, with the launch's grid): one stage a pass
+// and eight (W = 2048), a ragged N, expert-major alpha and BF16 out;
+// against the reference, repeats bit-identical.
+TEST(MoeFc2, GatherCostSharesMatchReferenceAndRepeat) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  const std::int64_t sms = detail::current_device_sm_count();
+  int ran = 0;
+  for (const auto& e : kernels::kernel_registry()) {
+    if (!e.tactic.moe_gather || !kernels::gather_cost_shares(e.tactic.block_n)) continue;
+    GemmTactic t = e.tactic;
+    t.split_k = 0;
+    struct Case {
+      int experts, width, m, n;
+      bool expert_major;
+      DType out;
+    };
+    const Case cases[] = {{256, 128, 32, 1024, false, DType::kFP32},
+                          {64, 256, 5, 7168 + 64, true, DType::kBF16},
+                          {64, 2048, 8, 512, false, DType::kFP32}};
+    for (const Case& k : cases) {
+      Fc2Case c;
+      c.format = e.format;
+      c.experts = k.experts;
+      c.width = k.width % t.block_k == 0 ? k.width : t.block_k;
+      c.m = k.m;
+      c.n = k.n;
+      c.out = k.out;
+      c.alpha = AlphaKind::kTopK;
+      c.expert_major = k.expert_major;
+      c.tactic = &t;
+      c.repeats = 3;
+      std::vector<float> alpha;
+      c.alpha_seen = &alpha;
+      SCOPED_TRACE(c.describe());
+      test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
+      // The shares the kernel took: by cost (the test's premise).
+      const int bt = t.block_n;
+      std::int64_t tile_cost = 0, heaviest = 0;
+      std::int32_t idle = 0;
+      for (int x = 0; x < c.experts; ++x) {
+        int count = 0;
+        for (int m = 0; m < c.m; ++m) count += alpha[static_cast<std::size_t>(m) * c.experts + x] != 0.0f;
+        const std::int64_t cost = kernels::kGatherPassCost * ((count + bt - 1) / bt) + 1;
+        tile_cost += cost;
+        heaviest = std::max(heaviest, cost);
+        idle += count == 0;
+      }
+      const std::int64_t tiles = (c.n + e.block_m - 1) / e.block_m;
+      const std::int64_t resident = e.resident_ctas ? e.resident_ctas() : sms * e.ctas_per_sm;
+      const std::int64_t grid = std::min<std::int64_t>(resident, tiles * c.experts);
+      EXPECT_TRUE(kernels::GatherShares::applies(tiles, tile_cost, heaviest, idle, c.experts, static_cast<std::int32_t>(grid)))
+          << "the shape must take the cost shares";
+      ++ran;
+    }
+  }
+  EXPECT_GT(ran, 0) << "no gather kernel shares by cost";
 }
 
 // The gathered formulation on the shapes that stress it: experts with more
