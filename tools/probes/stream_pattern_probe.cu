@@ -11,6 +11,16 @@
 // with and without its 2 KB scale chunk; and two decode patterns for
 // scale. Each CTA takes an equal contiguous share of the pass list (no
 // partial rounds), 264 CTAs (two an SM), cold L2, median of 15 launches (tuning::Profiler).
+//
+// Stop 55 adds the gather tile's own stage: its four copies (the weights'
+// box and scale chunk, the pass's 8-token box and its band's 2 KB scale
+// chunk) taken by two consumer warps in turn, each holding its stage for
+// `hold` cycles before freeing it, as a warpgroup holds its stage while it
+// converts (~1900 cycles median at M = 32, docs/PERF.md stop 55). If the
+// four-copy stage held that long streams at the gather tile's ~87 µs, the
+// hold and the stages in flight are its pace; if it still streams near
+// the two-copy pattern's ~56 µs (64-row boxes with their scale chunks,
+// stop 53), the pace is elsewhere in the kernel.
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -39,6 +49,8 @@ struct Pass {
   std::int64_t off;
   std::int64_t scale_off;
   std::int32_t x, y;
+  std::int32_t token_row;     // the pass's 8-token box (gather stages; else unused)
+  std::int64_t token_scale;  // its 2 KB scale chunk (gather stages)
 };
 
 struct Launch {
@@ -50,9 +62,16 @@ struct Launch {
   std::uint32_t scale_bytes;
   int stages;
   bool bulk;
+  const std::uint8_t* token_scales;  // non-null: gather stages (four copies)
+  std::uint32_t hold;                // cycles a consumer holds a full stage
 };
 
-__global__ void __launch_bounds__(64) stream(const __grid_constant__ CUtensorMap map, Launch l, std::uint32_t* sink) {
+// A stage: the box (or bulk block) at 0, its scale chunk at 16384; a gather
+// stage's 8-token box at 8192 and their scale chunk at 10240.
+constexpr int kTokenBoxOff = 8192, kTokenScaleOff = 10240, kTokenBoxBytes = 8 * 128;
+
+__global__ void __launch_bounds__(96) stream(const __grid_constant__ CUtensorMap map,
+                                             const __grid_constant__ CUtensorMap token_map, Launch l, std::uint32_t* sink) {
   extern __shared__ __align__(1024) std::uint8_t smem_raw[];
   std::uint64_t* full = reinterpret_cast<std::uint64_t*>(smem_raw);
   std::uint64_t* empty = full + 8;
@@ -77,20 +96,29 @@ __global__ void __launch_bounds__(64) stream(const __grid_constant__ CUtensorMap
       if (i + 1 < end) next = l.passes[i + 1];
       ptx::mbar_wait(&empty[s], ((k / l.stages) & 1) ^ 1);
       std::uint8_t* st = smem + s * kMaxStageBytes;
-      ptx::mbar_arrive_expect_tx(&full[s], l.box_bytes + (p.scale_off >= 0 ? l.scale_bytes : 0));
+      const bool gather = l.token_scales != nullptr;
+      ptx::mbar_arrive_expect_tx(&full[s], l.box_bytes + (p.scale_off >= 0 ? l.scale_bytes : 0) +
+                                               (gather ? kTokenBoxBytes + 2048 : 0));
       if (l.bulk) {
         ptx::bulk_load(st, l.data + p.off, l.box_bytes, &full[s]);
       } else {
         ptx::tma_load_2d(st, &map, p.x, p.y, &full[s]);
       }
+      if (gather) ptx::tma_load_2d(st + kTokenBoxOff, &token_map, 0, p.token_row, &full[s]);
       if (p.scale_off >= 0) ptx::bulk_load(st + 16384, l.scales + p.scale_off, l.scale_bytes, &full[s]);
+      if (gather) ptx::bulk_load(st + kTokenScaleOff, l.token_scales + p.token_scale, 2048, &full[s]);
     }
-  } else if (threadIdx.x == 32) {
+  } else if (threadIdx.x == 32 || (threadIdx.x == 64 && l.token_scales != nullptr)) {
+    // One consumer warp, or two taking the stages in turn (gather stages).
+    const int c = threadIdx.x / 32 - 1, consumers = l.token_scales != nullptr ? 2 : 1;
     std::uint32_t acc = 0;
-    for (std::int64_t i = begin; i < end; ++i) {
+    for (std::int64_t i = begin + c; i < end; i += consumers) {
       const int k = int(i - begin), s = k % l.stages;
       ptx::mbar_wait(&full[s], (k / l.stages) & 1);
       acc ^= ptx::lds32(ptx::smem_addr(smem + s * kMaxStageBytes));
+      const long long t0 = clock64();
+      while (clock64() - t0 < l.hold) {
+      }
       ptx::mbar_arrive(&empty[s]);
     }
     if (acc == 0x9e3779b9u) sink[blockIdx.x] = acc;
@@ -105,6 +133,7 @@ struct Pattern {
   std::uint32_t box_bytes;
   bool bulk;
   bool scales;
+  bool gather = false;  // the gather stage's four copies, two consumers, holds
 };
 
 }  // namespace
@@ -152,6 +181,18 @@ int main() {
     }
   }
 
+  // The gather tile's stage at M = 32: each (64-row tile, expert) pass also
+  // loads its expert's 8 gathered token rows (a [E·8, 128-byte] tensor) and
+  // a 2 KB scale chunk of theirs.
+  {
+    Pattern g{"moe-fc2 M=32 gather stage: 4 copies, 2 consumers", {}, kN, kMoeRowBytes, 64, 64 * kExpertBytes, false,
+              true, true};
+    for (int t = 0; t < kN / 64; ++t)
+      for (int e : experts)
+        g.passes.push_back({0, scale_off(t * 64, e), e * kExpertBytes, t * 64, e * 8, std::int64_t(e) * 2048});
+    patterns.push_back(g);
+  }
+
   std::int64_t data_bytes = 0, scale_bytes = 0;
   for (const Pattern& p : patterns) {
     data_bytes = std::max(data_bytes, p.bulk ? std::int64_t(kN / 64) * kE * 64 * kExpertBytes : p.rows * p.row_bytes);
@@ -164,6 +205,12 @@ int main() {
   FP4MOE_CUDA_CHECK(cudaMalloc(&sink, 4096));
   FP4MOE_CUDA_CHECK(cudaMemset(data, 0x5a, data_bytes));  // (not zeros: the DRAM does not see a pattern it could skip)
   FP4MOE_CUDA_CHECK(cudaMemset(scales, 0x38, scale_bytes));
+  std::uint8_t *tokens = nullptr, *token_scales = nullptr;
+  FP4MOE_CUDA_CHECK(cudaMalloc(&tokens, std::int64_t(kE) * 8 * kExpertBytes));
+  FP4MOE_CUDA_CHECK(cudaMalloc(&token_scales, std::int64_t(kE) * 2048));
+  FP4MOE_CUDA_CHECK(cudaMemset(tokens, 0x5a, std::int64_t(kE) * 8 * kExpertBytes));
+  FP4MOE_CUDA_CHECK(cudaMemset(token_scales, 0x38, std::int64_t(kE) * 2048));
+  const CUtensorMap token_map = fp4moe::kernels::make_fp4_tensor_map(tokens, std::int64_t(kE) * 8, 2 * kExpertBytes, 8, 256);
   const int smem = 8 * kMaxStageBytes + 2048;
   FP4MOE_CUDA_CHECK(cudaFuncSetAttribute(stream, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   const fp4moe::tuning::Profiler profiler(nullptr);  // cold L2 before each timed launch
@@ -177,18 +224,27 @@ int main() {
     CUtensorMap map{};
     if (!p.bulk) map = fp4moe::kernels::make_fp4_tensor_map(data, p.rows, p.row_bytes * 2, p.box_rows, 256);
     for (int stages : {4, 6}) {
-      // Two CTAs an SM whatever the ring's depth (a third would fit beside
-      // two 4-stage rings): each asks for 6 stages' worth.
-      const int bytes_smem = 6 * kMaxStageBytes + 2048;
-      Launch l{dev, std::int64_t(p.passes.size()), data, scales, p.box_bytes, 2048, stages, p.bulk};
-      const double med =
-          profiler.time([&](cudaStream_t s) { stream<<<kCtas, 64, bytes_smem, s>>>(map, l, sink); }, timing).median_us;
-      FP4MOE_CUDA_CHECK(cudaGetLastError());
-      const double mb = double(p.passes.size()) * (p.box_bytes + (p.scales ? 2048 : 0)) / 1e6;
-      std::printf("%-60s%s %6d %9.1f %9.2f %8.0f\n", p.name, p.scales ? " +scales  " : "          ", stages, mb, med,
-                  mb / med * 1e3);
+      for (std::uint32_t hold : p.gather ? std::vector<std::uint32_t>{0, 1000, 2000} : std::vector<std::uint32_t>{0}) {
+        // Two CTAs an SM whatever the ring's depth (a third would fit beside
+        // two 4-stage rings): each asks for 6 stages' worth.
+        const int bytes_smem = 6 * kMaxStageBytes + 2048;
+        Launch l{dev,   std::int64_t(p.passes.size()), data,  scales, p.box_bytes, 2048, stages, p.bulk,
+                 p.gather ? token_scales : nullptr, hold};
+        const double med =
+            profiler.time([&](cudaStream_t s) { stream<<<kCtas, 96, bytes_smem, s>>>(map, token_map, l, sink); }, timing)
+                .median_us;
+        FP4MOE_CUDA_CHECK(cudaGetLastError());
+        const double mb =
+            double(p.passes.size()) * (p.box_bytes + (p.scales ? 2048 : 0) + (p.gather ? kTokenBoxBytes + 2048 : 0)) / 1e6;
+        std::printf("%-60s%s %6d %9.1f %9.2f %8.0f", p.name, p.scales ? " +scales  " : "          ", stages, mb, med,
+                    mb / med * 1e3);
+        if (p.gather) std::printf("  (hold %u cycles)", hold);
+        std::printf("\n");
+      }
     }
     FP4MOE_CUDA_CHECK(cudaFree(dev));
   }
+  FP4MOE_CUDA_CHECK(cudaFree(tokens));
+  FP4MOE_CUDA_CHECK(cudaFree(token_scales));
   return 0;
 }
