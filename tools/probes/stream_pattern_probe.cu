@@ -20,7 +20,9 @@
 // four-copy stage held that long streams at the gather tile's ~87 µs, the
 // hold and the stages in flight are its pace; if it still streams near
 // the two-copy pattern's ~56 µs (64-row boxes with their scale chunks,
-// stop 53), the pace is elsewhere in the kernel.
+// stop 53), the pace is elsewhere in the kernel. (Stop 56: 59-66 µs up to
+// 2000 cycles, so holds up to 5000 too: where a consumer's time a stage
+// becomes the stream's pace.)
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -224,7 +226,7 @@ int main() {
     CUtensorMap map{};
     if (!p.bulk) map = fp4moe::kernels::make_fp4_tensor_map(data, p.rows, p.row_bytes * 2, p.box_rows, 256);
     for (int stages : {4, 6}) {
-      for (std::uint32_t hold : p.gather ? std::vector<std::uint32_t>{0, 1000, 2000} : std::vector<std::uint32_t>{0}) {
+      for (std::uint32_t hold : p.gather ? std::vector<std::uint32_t>{0, 1000, 2000, 3000, 4000, 5000} : std::vector<std::uint32_t>{0}) {
         // Two CTAs an SM whatever the ring's depth (a third would fit beside
         // two 4-stage rings): each asks for 6 stages' worth.
         const int bytes_smem = 6 * kMaxStageBytes + 2048;
