@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/sm90/stream_k.hpp"
+#include "support/gather_shares_reference.hpp"
 
 namespace fp4moe::kernels {
 namespace {
@@ -283,29 +284,10 @@ struct GatherCase {
   GatherCase(std::vector<std::int32_t> unit_cost, std::int64_t tiles_, std::int32_t ctas_)
       : cost(std::move(unit_cost)), prefix(cost.size() + 1, 0), tiles(tiles_), ctas(ctas_) {
     for (std::size_t e = 0; e < cost.size(); ++e) prefix[e + 1] = prefix[e] + cost[e];
-    const auto idle = static_cast<std::int32_t>(std::count(cost.begin(), cost.end(), 1));
-    applies = GatherShares::applies(tiles, prefix.back(), *std::max_element(cost.begin(), cost.end()), idle, units(),
-                                    ctas);
+    applies = shares(0).tile_cost != 0;
   }
   std::int32_t units() const { return static_cast<std::int32_t>(cost.size()); }
-  /// CTA c's shares object: begin(c) = the first unit whose cost before it reaches target(c).
-  GatherShares shares(std::int64_t c) const {
-    GatherShares g;
-    g.tiles = tiles;
-    g.units = units();
-    g.ctas = ctas;
-    if (!applies) return g;
-    g.tile_cost = prefix.back();
-    g.last_prefix = prefix[cost.size() - 1];
-    auto begin = [&](std::int64_t cta) {
-      const std::int64_t t = g.target(cta), tile = t / g.tile_cost, rest = t % g.tile_cost;
-      const auto e = std::lower_bound(prefix.begin(), prefix.end(), rest) - prefix.begin();
-      return tile * g.units + e;
-    };
-    g.begin = begin(c);
-    g.end = begin(c + 1);
-    return g;
-  }
+  GatherShares shares(std::int64_t c) const { return test::reference_gather_shares(cost, tiles, ctas, c); }
   /// Cost of units [b, e) (numbered tile-major).
   std::int64_t cost_of(std::int64_t b, std::int64_t e) const {
     std::int64_t total = 0;
@@ -358,20 +340,8 @@ double check_gather_partition(const GatherCase& gc) {
   return worst;
 }
 
-/// A unit's cost from an expert's token count, as the kernel's prologue takes it.
-std::int32_t gather_unit_cost(std::int32_t count, std::int32_t bt) { return kGatherPassCost * ((count + bt - 1) / bt) + 1; }
-
-/// Expert token counts of M tokens each routed to `top` distinct experts of E at random.
-std::vector<std::int32_t> routed_counts(std::mt19937& rng, int m, int e, int top) {
-  std::vector<std::int32_t> counts(static_cast<std::size_t>(e), 0);
-  std::vector<int> ids(static_cast<std::size_t>(e));
-  for (int t = 0; t < m; ++t) {
-    for (int i = 0; i < e; ++i) ids[static_cast<std::size_t>(i)] = i;
-    std::shuffle(ids.begin(), ids.end(), rng);
-    for (int k = 0; k < top; ++k) ++counts[static_cast<std::size_t>(ids[static_cast<std::size_t>(k)])];
-  }
-  return counts;
-}
+using test::gather_unit_cost;
+using test::routed_counts;
 
 TEST(GatherShares, CoverEveryUnitOnceOnSmallGrids) {
   std::mt19937 rng(11);

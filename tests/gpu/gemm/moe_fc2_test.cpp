@@ -239,6 +239,24 @@ TEST(MoeFc2, PrepackedWeightsEveryTile) {
   EXPECT_GE(ran, 2 * 10);
 }
 
+/// A case with routed (top-k) alpha on a fixed tactic, run three times
+/// (every repeat bit-identical to the first).
+Fc2Case routed_case(Fp4Format format, const GemmTactic& t, int experts, int width, int m, int n, bool expert_major,
+                    DType out) {
+  Fc2Case c;
+  c.format = format;
+  c.experts = experts;
+  c.width = width;
+  c.m = m;
+  c.n = n;
+  c.out = out;
+  c.alpha = AlphaKind::kTopK;
+  c.expert_major = expert_major;
+  c.tactic = &t;
+  c.repeats = 3;
+  return c;
+}
+
 // Stream-K over several token tiles with routed alpha shares the work by the
 // experts each token tile uses (kernels/sm90/stream_k.hpp, weighted shares):
 // every stream-K tile on shapes where those weights apply (asserted), with a
@@ -265,17 +283,9 @@ TEST(MoeFc2, WeightedStreamKMatchesReferenceAndRepeats) {
                           {64, std::max(1, bt / 4), 1024, false, DType::kBF16},
                           {80, 1, 512, true, DType::kFP32}};
     for (const Case& k : cases) {
-      Fc2Case c;
-      c.format = e.format;
-      c.experts = k.experts;
-      c.width = std::max(128, t.block_k);  // stages hold whole experts
-      c.m = 2 * bt + k.last_rows + (bt < 40 ? 3 * bt : 0);  // >= 40 rows: the first 20 tokens pick nothing
-      c.n = k.n;
-      c.out = k.out;
-      c.alpha = AlphaKind::kTopK;
-      c.expert_major = k.expert_major;
-      c.tactic = &t;
-      c.repeats = 3;
+      // (>= 40 rows: the first 20 tokens pick nothing.) Stages hold whole experts.
+      Fc2Case c = routed_case(e.format, t, k.experts, std::max(128, t.block_k),
+                              2 * bt + k.last_rows + (bt < 40 ? 3 * bt : 0), k.n, k.expert_major, k.out);
       SCOPED_TRACE(c.describe());
       const std::int64_t tiles = std::int64_t((c.m + bt - 1) / bt) * ((c.n + bw - 1) / bw);
       const std::int64_t grid = kernels::moe_stream_k_grid(tiles, c.experts, sms * e.ctas_per_sm);
@@ -310,17 +320,8 @@ TEST(MoeFc2, GatherCostSharesMatchReferenceAndRepeat) {
                           {64, 256, 5, 7168 + 64, true, DType::kBF16},
                           {64, 2048, 8, 512, false, DType::kFP32}};
     for (const Case& k : cases) {
-      Fc2Case c;
-      c.format = e.format;
-      c.experts = k.experts;
-      c.width = k.width % t.block_k == 0 ? k.width : t.block_k;
-      c.m = k.m;
-      c.n = k.n;
-      c.out = k.out;
-      c.alpha = AlphaKind::kTopK;
-      c.expert_major = k.expert_major;
-      c.tactic = &t;
-      c.repeats = 3;
+      Fc2Case c = routed_case(e.format, t, k.experts, k.width % t.block_k == 0 ? k.width : t.block_k, k.m, k.n,
+                              k.expert_major, k.out);
       std::vector<float> alpha;
       c.alpha_seen = &alpha;
       SCOPED_TRACE(c.describe());

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/sm90/tile_scheduler.cuh"
+#include "support/gather_shares_reference.hpp"
 #include "support/test_support.hpp"
 
 namespace fp4moe::kernels {
@@ -25,33 +26,6 @@ __global__ void share_kernel(GemmParams p, GatherShares* out) {
   if (threadIdx.x < 32) gather_stream_k_share<BT, kBw>(p, &shares);
   __syncthreads();
   if (threadIdx.x == 0) out[blockIdx.x] = shares;
-}
-
-/// The host's shares for CTA c (GatherShares' rule, as the CPU tests check it).
-GatherShares host_shares(const std::vector<std::int32_t>& counts, int bt, std::int64_t tiles, std::int32_t ctas,
-                         std::int64_t c) {
-  std::vector<std::int64_t> prefix(counts.size() + 1, 0);
-  std::int64_t heaviest = 0;
-  const auto idle = static_cast<std::int32_t>(std::count(counts.begin(), counts.end(), 0));
-  for (std::size_t e = 0; e < counts.size(); ++e) {
-    const std::int64_t cost = kGatherPassCost * ((counts[e] + bt - 1) / bt) + 1;
-    prefix[e + 1] = prefix[e] + cost;
-    heaviest = std::max(heaviest, cost);
-  }
-  GatherShares g;
-  g.tiles = tiles;
-  g.units = static_cast<std::int32_t>(counts.size());
-  g.ctas = ctas;
-  if (!GatherShares::applies(tiles, prefix.back(), heaviest, idle, g.units, ctas)) return g;
-  g.tile_cost = prefix.back();
-  g.last_prefix = prefix[counts.size() - 1];
-  auto begin = [&](std::int64_t cta) {
-    const std::int64_t t = g.target(cta);
-    return t / g.tile_cost * g.units + (std::lower_bound(prefix.begin(), prefix.end(), t % g.tile_cost) - prefix.begin());
-  };
-  g.begin = begin(c);
-  g.end = begin(c + 1);
-  return g;
 }
 
 template <int BT>
@@ -68,8 +42,10 @@ void check_shares(const std::vector<std::int32_t>& counts, std::int32_t n, std::
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const std::vector<GatherShares> got = out.download();
   const std::int64_t tiles = (n + kBw - 1) / kBw;
+  std::vector<std::int32_t> cost(counts.size());
+  for (std::size_t e = 0; e < counts.size(); ++e) cost[e] = test::gather_unit_cost(counts[e], BT);
   for (std::int32_t c = 0; c < ctas; ++c) {
-    const GatherShares want = host_shares(counts, BT, tiles, ctas, c);
+    const GatherShares want = test::reference_gather_shares(cost, tiles, ctas, c);
     const GatherShares& g = got[static_cast<std::size_t>(c)];
     ASSERT_EQ(g.tiles, tiles);
     ASSERT_EQ(g.units, want.units);
@@ -83,29 +59,18 @@ void check_shares(const std::vector<std::int32_t>& counts, std::int32_t n, std::
   }
 }
 
-std::vector<std::int32_t> routed(std::mt19937& rng, int m, int experts, int top) {
-  std::vector<std::int32_t> counts(static_cast<std::size_t>(experts), 0);
-  std::vector<int> ids(static_cast<std::size_t>(experts));
-  for (int t = 0; t < m; ++t) {
-    for (int i = 0; i < experts; ++i) ids[static_cast<std::size_t>(i)] = i;
-    std::shuffle(ids.begin(), ids.end(), rng);
-    for (int k = 0; k < top; ++k) ++counts[static_cast<std::size_t>(ids[static_cast<std::size_t>(k)])];
-  }
-  return counts;
-}
-
 TEST(GatherStreamKShare, MatchesTheHostRuleOnRoutedCounts) {
   FP4MOE_REQUIRE_GPU();
   std::mt19937 rng(3);
   // The suite's shapes (N = 7168: 112 tiles; 264 CTAs), a ragged N, experts
   // not a multiple of 32, and more CTAs than units; equal shares where
   // fewer than a quarter of the experts have no token (M = 128, 384).
-  check_shares<8>(routed(rng, 32, 256, 8), 7168, 264, true);
-  check_shares<8>(routed(rng, 128, 256, 8), 7168, 264, false);
-  check_shares<16>(routed(rng, 384, 256, 8), 7168, 132, false);
-  check_shares<8>(routed(rng, 7, 1000, 4), 7168 + 40, 264, true);
-  check_shares<16>(routed(rng, 5, 37, 2), 256, 5, true);
-  check_shares<8>(routed(rng, 3, 8, 2), 64 * 80, 150, true);
+  check_shares<8>(test::routed_counts(rng, 32, 256, 8), 7168, 264, true);
+  check_shares<8>(test::routed_counts(rng, 128, 256, 8), 7168, 264, false);
+  check_shares<16>(test::routed_counts(rng, 384, 256, 8), 7168, 132, false);
+  check_shares<8>(test::routed_counts(rng, 7, 1000, 4), 7168 + 40, 264, true);
+  check_shares<16>(test::routed_counts(rng, 5, 37, 2), 256, 5, true);
+  check_shares<8>(test::routed_counts(rng, 3, 8, 2), 64 * 80, 150, true);
 }
 
 TEST(GatherStreamKShare, EqualWhereOneExpertOutweighsAShare) {

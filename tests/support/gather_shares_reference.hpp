@@ -1,0 +1,58 @@
+// The host's reading of the gather tiles' cost shares (kernels/sm90/
+// stream_k.hpp, GatherShares), shared by the CPU tests of the partition and
+// the GPU test of the kernel prologue that works them out.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "kernels/sm90/stream_k.hpp"
+
+namespace fp4moe::test {
+
+/// A unit's cost from an expert's token count, as the kernel's prologue prices it.
+inline std::int32_t gather_unit_cost(std::int32_t count, std::int32_t bt) {
+  return kernels::kGatherPassCost * ((count + bt - 1) / bt) + 1;
+}
+
+/// Expert token counts of M tokens each routed to `top` distinct experts of E at random.
+inline std::vector<std::int32_t> routed_counts(std::mt19937& rng, int m, int experts, int top) {
+  std::vector<std::int32_t> counts(static_cast<std::size_t>(experts), 0);
+  std::vector<int> ids(static_cast<std::size_t>(experts));
+  for (int t = 0; t < m; ++t) {
+    for (int i = 0; i < experts; ++i) ids[static_cast<std::size_t>(i)] = i;
+    std::shuffle(ids.begin(), ids.end(), rng);
+    for (int k = 0; k < top; ++k) ++counts[static_cast<std::size_t>(ids[static_cast<std::size_t>(k)])];
+  }
+  return counts;
+}
+
+/// CTA c's shares for a tile's unit costs (a unit of cost 1 has no token):
+/// by cost where GatherShares::applies, begin(c) the first unit whose cost
+/// before it reaches target(c); else the equal shares (tile_cost 0).
+inline kernels::GatherShares reference_gather_shares(const std::vector<std::int32_t>& cost, std::int64_t tiles,
+                                                     std::int32_t ctas, std::int64_t c) {
+  std::vector<std::int64_t> prefix(cost.size() + 1, 0);
+  for (std::size_t e = 0; e < cost.size(); ++e) prefix[e + 1] = prefix[e] + cost[e];
+  kernels::GatherShares g;
+  g.tiles = tiles;
+  g.units = static_cast<std::int32_t>(cost.size());
+  g.ctas = ctas;
+  const auto idle = static_cast<std::int32_t>(std::count(cost.begin(), cost.end(), 1));
+  if (!kernels::GatherShares::applies(tiles, prefix.back(), *std::max_element(cost.begin(), cost.end()), idle, g.units,
+                                      ctas))
+    return g;
+  g.tile_cost = prefix.back();
+  g.last_prefix = prefix[cost.size() - 1];
+  auto begin = [&](std::int64_t cta) {
+    const std::int64_t t = g.target(cta);
+    return t / g.tile_cost * g.units + (std::lower_bound(prefix.begin(), prefix.end(), t % g.tile_cost) - prefix.begin());
+  };
+  g.begin = begin(c);
+  g.end = begin(c + 1);
+  return g;
+}
+
+}  // namespace fp4moe::test
