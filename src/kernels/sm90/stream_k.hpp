@@ -197,7 +197,9 @@ struct StreamK {
 /// costs are near uniform, gained nothing, and the 16-token tiles (M >=
 /// 160) ran 1.00-1.05x with the prologue in them. So only the 8-token
 /// tiles (gather_cost_shares) compile it, and they share by cost only when
-/// at least 1/kGatherIdleShare of the experts have no token.
+/// at least 1/kGatherIdleShare of the experts have no token. (Its code in
+/// those tiles still costs their plain MXFP4 rows at M = 64-128 ~1.3%,
+/// where the shares come out equal: two A/Bs.)
 constexpr std::int32_t kGatherPassCost = 16;
 constexpr std::int32_t kGatherIdleShare = 4;
 /// Whether a gather tile of BT-token passes shares stream-K by cost.

@@ -323,9 +323,9 @@ __device__ void gather_stream_k_share(const GemmParams& p, GatherShares* out) {
   g.ctas = static_cast<std::int32_t>(gridDim.x);
   auto cost = [&](std::int32_t e) { return e < g.units ? kGatherPassCost * ((p.gather_counts[e] + BT - 1) / BT) + 1 : 0; };
   // The first 256 experts' costs are loaded at once and kept in registers,
-  // so the prologue waits on memory once (A/B: loading them chunk by chunk,
-  // twice, cost the rows that gain nothing ~1%, docs/PERF.md stop 56);
-  // more experts are read again where needed.
+  // so the prologue waits on memory once; more experts are read again
+  // where needed. (Stop 56's A/Bs could not tell the prologue's time from
+  // what its code did to the kernels' allocation: docs/PERF.md.)
   constexpr int kHeld = 8;
   std::int32_t held[kHeld];
 #pragma unroll
@@ -335,8 +335,10 @@ __device__ void gather_stream_k_share(const GemmParams& p, GatherShares* out) {
     for (int j = 0; j < kHeld; ++j) visit(32 * j, held[j]);
     for (std::int32_t base = 32 * kHeld; base < g.units; base += 32) visit(base, cost(base + lane));
   };
-  // A tile's cost and its heaviest unit (a sum below 2^31: E ≤ 2^10 units of
-  // at most 16·M/BT + 17 each).
+  // A tile's cost and its heaviest unit, as a 32-bit sum: it wraps only
+  // where E·(16·⌈M/BT⌉ + 1) ≥ 2^31, more than ~14 million experts at the
+  // 8-token tiles' token limit (E·W < 2^31 allows up to ~16.7 million).
+  // Not yet guarded: docs/PERF.md stop 56, Next.
   std::int32_t sum = 0, heaviest = 0, idle = 0;
   for_each_chunk([&](std::int32_t, std::int32_t c) {
     sum += c;
