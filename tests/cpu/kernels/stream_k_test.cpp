@@ -7,10 +7,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <string>
-#include <utility>
 #include <random>
+#include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "kernels/sm90/stream_k.hpp"

@@ -18,6 +18,7 @@
 #include "kernels/sm90/gemm_registry.hpp"
 #include "kernels/sm90/stream_k.hpp"
 #include "reference/reference_gemm.hpp"
+#include "support/gather_shares_reference.hpp"
 
 namespace fp4moe {
 namespace {
@@ -327,21 +328,16 @@ TEST(MoeFc2, GatherCostSharesMatchReferenceAndRepeat) {
       SCOPED_TRACE(c.describe());
       test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
       // The shares the kernel took: by cost (the test's premise).
-      const int bt = t.block_n;
-      std::int64_t tile_cost = 0, heaviest = 0;
-      std::int32_t idle = 0;
+      std::vector<std::int32_t> cost(static_cast<std::size_t>(c.experts));
       for (int x = 0; x < c.experts; ++x) {
         int count = 0;
         for (int m = 0; m < c.m; ++m) count += alpha[static_cast<std::size_t>(m) * c.experts + x] != 0.0f;
-        const std::int64_t cost = kernels::kGatherPassCost * ((count + bt - 1) / bt) + 1;
-        tile_cost += cost;
-        heaviest = std::max(heaviest, cost);
-        idle += count == 0;
+        cost[static_cast<std::size_t>(x)] = test::gather_unit_cost(count, t.block_n);
       }
       const std::int64_t tiles = (c.n + e.block_m - 1) / e.block_m;
       const std::int64_t resident = e.resident_ctas ? e.resident_ctas() : sms * e.ctas_per_sm;
       const std::int64_t grid = std::min<std::int64_t>(resident, tiles * c.experts);
-      EXPECT_TRUE(kernels::GatherShares::applies(tiles, tile_cost, heaviest, idle, c.experts, static_cast<std::int32_t>(grid)))
+      EXPECT_NE(test::reference_gather_shares(cost, tiles, static_cast<std::int32_t>(grid), 0).tile_cost, 0)
           << "the shape must take the cost shares";
       ++ran;
     }
