@@ -124,7 +124,7 @@ def main():
         issued = [t for k, _, t in pev if k == 10]
         stage_gaps.extend(b - a for a, b in zip(issued, issued[1:]))
         cons = [rows.get((c, a), []) for a in range(1, actors)]
-        cons = [e for e in cons if e]
+        cons = [e for e in cons if e and not is_watcher(e)]
         for e in cons:
             acc, passes, span = consumer_states(e)
             for k, v in acc.items():
@@ -174,6 +174,87 @@ def main():
     print("own pass-top wait, cycles:", quantiles(own_waits))
     print("own pass mma span, cycles:", quantiles(mma_times))
     print("stage load time (issue to full), cycles:", quantiles(loads))
+    chain(ctas, actors, rows)
+
+
+def is_watcher(ev):
+    return any(k == 20 for k, _, _ in ev)
+
+
+def chain(ctas, actors, rows):
+    """Traces with the gather watcher (every fill of every stage, since stop
+    57): each stage fill from its issue to its landing to its consumer's
+    first look, and each CTA's timeline on the grid's common time."""
+    lat, sat, waited, inflight, full_idle, spans = [], [], [], [], [], []
+    timeline = defaultdict(list)  # what: µs since the grid's first start, one a CTA
+    starts = {}
+    for c in range(ctas):
+        w = next((rows[(c, a)] for a in range(1, actors) if (c, a) in rows and is_watcher(rows[(c, a)])), None)
+        pev = rows.get((c, 0), [])
+        if not w or not pev:
+            continue
+        c0 = next(v for k, _, v in w if k == 15)
+        n0 = next(v for k, a, v in w if k == 17 and a == 0)
+        c1 = next(v for k, _, v in w if k == 25)
+        n1 = next(v for k, a, v in w if k == 17 and a == 1)
+        rate = (c1 - c0) / max(1, n1 - n0)  # cycles a ns
+        to_ns = lambda clk: n0 + (clk - c0) / rate
+        starts[c] = (n0, to_ns)
+        fills = defaultdict(list)
+        for k, a, v in w:
+            if k == 20:
+                fills[a].append(v)
+        issues = defaultdict(list)
+        for k, a, v in pev:
+            if k == 10:
+                issues[a].append(v)
+        cons = [e for a in range(1, actors) for e in [rows.get((c, a), [])] if e and not is_watcher(e)]
+        tops = defaultdict(list)  # stage: (wait start, got) of its consumer, in order
+        for e in cons:
+            for (k0, a0, t0), (k1, _, t1) in zip(e, e[1:]):
+                if k0 == 1 and k1 in (2, 6):
+                    tops[a0].append((t0, t1))
+        first_issue = min((v[0] for v in issues.values() if v), default=None)
+        landed_all = [v for f in fills.values() for v in f]
+        ends = [e[-1][2] for e in cons]
+        if first_issue is None or not landed_all or not ends:
+            continue
+        span = max(ends) - first_issue
+        spans.append(span)
+        lat_sum = idle_sum = 0
+        for s, iss in issues.items():
+            for j, ti in enumerate(iss):
+                if j >= len(fills[s]):
+                    break
+                tl = fills[s][j]
+                lat.append(tl - ti)
+                lat_sum += tl - ti
+                if j < len(tops[s]):
+                    tw, tg = tops[s][j]
+                    if tw > tl:
+                        sat.append(tw - tl)
+                        idle_sum += tw - tl
+                    else:
+                        waited.append(tg - tw)
+        inflight.append(lat_sum / span)
+        full_idle.append(idle_sum / span)
+        timeline["first issue"].append(to_ns(first_issue))
+        timeline["first landing"].append(to_ns(min(landed_all)))
+        timeline["last landing"].append(to_ns(max(landed_all)))
+        timeline["consumers done"].append(to_ns(max(ends)))
+    if not starts:
+        return
+    t0 = min(n for n, _ in starts.values())
+    print("timeline (µs after the grid's first CTA start; median, p10, p90, max over %d CTAs):" % len(starts))
+    for what, v in [("start", [n for n, _ in starts.values()])] + list(timeline.items()):
+        v = sorted((x - t0) / 1000 for x in v)
+        q = lambda f: v[min(len(v) - 1, int(f * len(v)))]
+        print("  %-15s %7.2f %7.2f %7.2f %7.2f" % (what, q(0.5), q(0.1), q(0.9), v[-1]))
+    print("a stage fill: issue to landing, cycles:", quantiles(lat))
+    print("  landed before its consumer looked (%d of %d): full for" % (len(sat), len(sat) + len(waited)), quantiles(sat))
+    print("  its consumer already waiting (%d): waited" % len(waited), quantiles(waited))
+    print("a CTA's stages in flight (issued, not landed), mean over its span:", quantiles([int(100 * x) for x in inflight]), "(x100)")
+    print("a CTA's stages full and not yet looked at, mean:", quantiles([int(100 * x) for x in full_idle]), "(x100)")
 
 
 if __name__ == "__main__":

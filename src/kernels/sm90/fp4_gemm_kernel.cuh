@@ -347,6 +347,36 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         }
       }
     }
+    // The gather tiles' watcher marks every fill of every stage, so a trace
+    // can follow each stage from its issue to its landing to its consumer's
+    // first look (scripts/pipeline_trace.py). Warp 3 of the producer
+    // warpgroup: no gather tile has more than two producer warps. It stops
+    // 20 µs after the last fill it saw (1 ms before the first), and marks
+    // a clock with the global timer there, so the trace can place each
+    // CTA's clocks on the grid's common time.
+    if constexpr (Cfg::kGather && Cfg::kConsumers < kTraceActors - 1) {
+      static_assert(gather_producer_warps<Cfg>() <= 3, "warp 3 of the producer warpgroup is free");
+      if (threadIdx.x == 96 && TraceCursor::base(p) != nullptr) {  // (the traced launch only)
+        TraceCursor watch;
+        watch.init(TraceCursor::base(p), kTraceActors - 1);
+        trace_start.mark_into(watch);
+        std::uint32_t parity = 0;  // bit s: the parity of stage s's next fill
+        std::uint64_t last = TraceCursor::global_time(), quiet = 1000000;
+        for (;;) {
+          for (int s = 0; s < kStages; ++s) {
+            if (cuda::ptx::mbarrier_test_wait_parity(&full[s], (parity >> s) & 1u)) {
+              watch.mark(kTrWatchFull, s);
+              parity ^= 1u << s;
+              last = TraceCursor::global_time();
+              quiet = 20000;
+            }
+          }
+          if (TraceCursor::global_time() - last > quiet) break;
+        }
+        watch.mark(kTrWatchEnd, 0);
+        watch.mark_at(kTrGlobalTime, 1, TraceCursor::global_time());
+      }
+    }
 #endif
     return;
   }

@@ -41,11 +41,12 @@ enum TraceEvent : std::uint32_t {
   kTrGlobalTime = 17,   ///< any actor: %globaltimer (ns), taken with kTrKernelStart (arg 0) or at the end (arg 1)
   kTrRoleStart = 18,    ///< producer (arg 0) / consumer (arg 1): its role's first instruction past setmaxnreg
   kTrFirstWork = 19,    ///< producer: its first work item known (the scheduler answered), before its loads are planned
-  kTrWatchFull = 20,    ///< watcher (a producer-warpgroup thread on the last actor row): stage `arg`'s first fill seen
+  kTrWatchFull = 20,    ///< watcher (a producer-warpgroup thread on the last actor row): stage `arg`'s first fill seen (gather tiles: every fill)
   kTrAskWork = 21,      ///< consumer: before it asks the scheduler for its next work item (the epilogue's stores done)
   kTrSlabFree = 22,     ///< consumer, TMA-store epilogue: its warp's slab is free for part `arg` (the wait on the last stores' reads returned)
   kTrPartIssued = 23,   ///< consumer, TMA-store epilogue: part `arg`'s stores issued
   kTrCopyIssued = 24,   ///< gather producer: copy `arg` of a stage issued (0 weights, 1 tokens, 2 and 3 their scales)
+  kTrWatchEnd = 25,     ///< gather watcher: its last clock, marked just before the global timer (kTrGlobalTime arg 1)
 };
 constexpr int kTraceCtas = 264;  ///< every CTA of one wave of two-CTA tiles on 132 SMs
 constexpr int kTraceActors = 5;  ///< producer, then up to four consumer warpgroups

@@ -202,6 +202,8 @@ struct StreamK {
 /// where the shares come out equal: two A/Bs.)
 constexpr std::int32_t kGatherPassCost = 16;
 constexpr std::int32_t kGatherIdleShare = 4;
+/// The heaviest unit cost shares take (2^20: 65536 passes of one expert).
+constexpr std::int32_t kMaxGatherUnitCost = std::int32_t(1) << 20;
 /// Whether a gather tile of BT-token passes shares stream-K by cost.
 constexpr bool gather_cost_shares(int bt) { return bt == 8; }
 
@@ -215,12 +217,16 @@ struct GatherShares {
   FP4MOE_HD std::int64_t total() const { return tiles * tile_cost; }
   /// Whether cost shares apply for unit costs of at most `max_cost`, `idle`
   /// of a tile's units without a token: enough idle units to matter, each
-  /// share spanning a heaviest unit, and cum·G far inside 64 bits.
+  /// share spanning a heaviest unit, cum·G far inside 64 bits, and a tile's
+  /// cost inside 32 bits (at most kMaxWeightedUnits units of at most
+  /// kMaxGatherUnitCost: 2^30), the width the prologue sums it in. The
+  /// limits are checked on the units and the heaviest unit, not on the sum,
+  /// which may have wrapped where they fail.
   FP4MOE_HD static bool applies(std::int64_t tiles, std::int64_t tile_cost, std::int64_t max_cost, std::int32_t idle,
                                 std::int32_t units, std::int32_t ctas) {
     const std::int64_t w = tiles * tile_cost;
-    return std::int64_t(idle) * kGatherIdleShare >= units && tile_cost > 0 && tile_cost < (std::int64_t(1) << 40) &&
-           tiles < (std::int64_t(1) << 20) && max_cost <= w / ctas;
+    return std::int64_t(idle) * kGatherIdleShare >= units && units <= kMaxWeightedUnits &&
+           max_cost <= kMaxGatherUnitCost && tile_cost > 0 && tiles < (std::int64_t(1) << 20) && max_cost <= w / ctas;
   }
   /// The cost before CTA c's first unit (c ≤ G).
   FP4MOE_HD std::int64_t target(std::int64_t c) const { return (c * total() + ctas - 1) / ctas; }

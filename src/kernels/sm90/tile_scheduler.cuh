@@ -335,13 +335,13 @@ __device__ void gather_stream_k_share(const GemmParams& p, GatherShares* out) {
     for (int j = 0; j < kHeld; ++j) visit(32 * j, held[j]);
     for (std::int32_t base = 32 * kHeld; base < g.units; base += 32) visit(base, cost(base + lane));
   };
-  // A tile's cost and its heaviest unit, as a 32-bit sum: it wraps only
-  // where E·(16·⌈M/BT⌉ + 1) ≥ 2^31, more than ~14 million experts at the
-  // 8-token tiles' token limit (E·W < 2^31 allows up to ~16.7 million).
-  // Not yet guarded: docs/PERF.md stop 56, Next.
-  std::int32_t sum = 0, heaviest = 0, idle = 0;
+  // A tile's cost and its heaviest unit. The sum is taken in 32 bits
+  // (unsigned, so a wrap is defined): GatherShares::applies takes cost
+  // shares only where it cannot wrap (at most 1024 units of at most 2^20).
+  std::uint32_t sum = 0;
+  std::int32_t heaviest = 0, idle = 0;
   for_each_chunk([&](std::int32_t, std::int32_t c) {
-    sum += c;
+    sum += static_cast<std::uint32_t>(c);
     heaviest = max(heaviest, c);
     idle += __popc(__ballot_sync(0xffffffffu, c == 1));
   });
@@ -351,7 +351,7 @@ __device__ void gather_stream_k_share(const GemmParams& p, GatherShares* out) {
     heaviest = max(heaviest, __shfl_xor_sync(0xffffffffu, heaviest, off));
   }
   g.tile_cost = sum;
-  g.last_prefix = sum - __shfl_sync(0xffffffffu, cost(g.units - 1), 0);
+  g.last_prefix = g.tile_cost - cost(g.units - 1);  // (every lane loads the same cost)
   if (!GatherShares::applies(g.tiles, g.tile_cost, heaviest, idle, g.units, g.ctas)) {
     g.tile_cost = 0;  // equal shares
   } else {

@@ -405,5 +405,23 @@ TEST(GatherShares, EqualWhereAUnitOutweighsAShare) {
   check_gather_partition(light);
 }
 
+TEST(GatherShares, EqualPastThirtyTwoBitTileCosts) {
+  // The prologue sums a tile's costs in 32 bits; cost shares apply only
+  // where that sum cannot wrap: at most kMaxWeightedUnits units, none
+  // heavier than kMaxGatherUnitCost.
+  std::vector<std::int32_t> cost(kMaxWeightedUnits, 1);
+  for (std::size_t e = 0; e < cost.size(); e += 2) cost[e] = gather_unit_cost(8, 8);
+  EXPECT_TRUE(GatherCase(cost, 112, 264).applies) << "at the unit limit";
+  cost.push_back(1);
+  const GatherCase past_units(cost, 112, 264);
+  EXPECT_FALSE(past_units.applies) << "one unit past the limit";
+  check_gather_partition(past_units);
+  // The heaviest unit at and past the cost limit (applies() alone: a
+  // partition of 2^20-cost units is not walked here).
+  const std::int64_t tiles = 1 << 12;
+  EXPECT_TRUE(GatherShares::applies(tiles, 4 * std::int64_t(kMaxGatherUnitCost), kMaxGatherUnitCost, 3, 4, 8));
+  EXPECT_FALSE(GatherShares::applies(tiles, 4 * (std::int64_t(kMaxGatherUnitCost) + 1), kMaxGatherUnitCost + 1, 3, 4, 8));
+}
+
 }  // namespace
 }  // namespace fp4moe::kernels

@@ -80,5 +80,16 @@ TEST(GatherStreamKShare, EqualWhereOneExpertOutweighsAShare) {
   check_shares<8>(counts, 128, 24, false);
 }
 
+TEST(GatherStreamKShare, EqualPastTheUnitLimit) {
+  FP4MOE_REQUIRE_GPU();
+  // Half the experts idle, but more of them than the 32-bit tile cost
+  // allows (GatherShares::applies): equal shares; at the limit, by cost.
+  std::vector<std::int32_t> counts(kMaxWeightedUnits + 1, 0);
+  for (std::size_t e = 0; e < counts.size(); e += 2) counts[e] = 3;
+  check_shares<8>(counts, 7168, 264, false);
+  counts.pop_back();
+  check_shares<8>(counts, 7168, 264, true);
+}
+
 }  // namespace
 }  // namespace fp4moe::kernels
