@@ -238,6 +238,7 @@ def chain(ctas, actors, rows):
                         waited.append(tg - tw)
         inflight.append(lat_sum / span)
         full_idle.append(idle_sum / span)
+        timeline["prologue done"].append(to_ns(next(v for k, _, v in w if k == 16)))
         timeline["first issue"].append(to_ns(first_issue))
         timeline["first landing"].append(to_ns(min(landed_all)))
         timeline["last landing"].append(to_ns(max(landed_all)))
