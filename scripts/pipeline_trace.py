@@ -187,6 +187,7 @@ def chain(ctas, actors, rows):
     first look, and each CTA's timeline on the grid's common time."""
     lat, sat, waited, inflight, full_idle, spans = [], [], [], [], [], []
     timeline = defaultdict(list)  # what: µs since the grid's first start, one a CTA
+    first_marks = defaultdict(list)  # (n, mark): cycles since the previous mark (the prologue's end for the first)
     starts = {}
     for c in range(ctas):
         w = next((rows[(c, a)] for a in range(1, actors) if (c, a) in rows and is_watcher(rows[(c, a)])), None)
@@ -238,7 +239,14 @@ def chain(ctas, actors, rows):
                         waited.append(tg - tw)
         inflight.append(lat_sum / span)
         full_idle.append(idle_sum / span)
-        timeline["prologue done"].append(to_ns(next(v for k, _, v in w if k == 16)))
+        pro = next(v for k, _, v in w if k == 16)
+        timeline["prologue done"].append(to_ns(pro))
+        # The producer's first two stages, mark by mark, from the prologue's end.
+        marks = [(k, a, v) for k, a, v in pev if k in (8, 9, 24, 10)][:14]
+        prev = pro
+        for n, (k, a, v) in enumerate(marks):
+            first_marks[(n, NAMES[k] + ("" if k != 24 else " %d" % a))].append(v - prev)
+            prev = v
         timeline["first issue"].append(to_ns(first_issue))
         timeline["first landing"].append(to_ns(min(landed_all)))
         timeline["last landing"].append(to_ns(max(landed_all)))
@@ -251,6 +259,9 @@ def chain(ctas, actors, rows):
         v = sorted((x - t0) / 1000 for x in v)
         q = lambda f: v[min(len(v) - 1, int(f * len(v)))]
         print("  %-15s %7.2f %7.2f %7.2f %7.2f" % (what, q(0.5), q(0.1), q(0.9), v[-1]))
+    print("the producer's first stages, cycles since the previous mark (the first: since the prologue's end):")
+    for (n, what), v in sorted(first_marks.items()):
+        print("  %2d %-16s" % (n, what), quantiles(v))
     print("a stage fill: issue to landing, cycles:", quantiles(lat))
     print("  landed before its consumer looked (%d of %d): full for" % (len(sat), len(sat) + len(waited)), quantiles(sat))
     print("  its consumer already waiting (%d): waited" % len(waited), quantiles(waited))
