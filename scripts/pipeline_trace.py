@@ -31,7 +31,7 @@ from collections import defaultdict
 kWaited = 400  # cycles: a pass-top wait longer than this saw its stage land
 
 NAMES = {1: "pass_wait", 2: "pass_got", 3: "mma_done", 4: "order_got", 5: "added", 6: "tile_end", 7: "stored",
-         8: "empty_wait", 9: "empty_got", 10: "issued", 24: "copy_issued"}
+         8: "empty_wait", 9: "empty_got", 10: "issued", 18: "role_start", 19: "first_work", 24: "copy_issued"}
 COPIES = ("weights TMA", "tokens TMA", "weight scales", "token scales")
 
 
@@ -242,7 +242,7 @@ def chain(ctas, actors, rows):
         pro = next(v for k, _, v in w if k == 16)
         timeline["prologue done"].append(to_ns(pro))
         # The producer's first two stages, mark by mark, from the prologue's end.
-        marks = [(k, a, v) for k, a, v in pev if k in (8, 9, 24, 10)][:14]
+        marks = [(k, a, v) for k, a, v in pev if k in (8, 9, 24, 10, 18, 19)][:16]
         prev = pro
         for n, (k, a, v) in enumerate(marks):
             first_marks[(n, NAMES[k] + ("" if k != 24 else " %d" % a))].append(v - prev)

@@ -153,9 +153,11 @@ __device__ void gather_produce(const GemmParams& p, const Scheduler& sched, cons
   ProducerRing<Cfg> stages{smem, empty};
   TraceCursor trace;
   if (lane == 0 && warp == 0) trace.init(TraceCursor::base(p), 0);
+  trace.mark(kTrRoleStart, 0);
 
   Tile t;
   for (std::int32_t i = 0; sched.work(i, t); ++i) {
+    if (i == 0) trace.mark(kTrFirstWork, 0);
     const std::int32_t w_row = sched.b_row(t);
     const std::uint8_t* w_scales = p.b.scales + (t.n0 / 128) * band_bytes_w;
     // The tile's passes in order: expert by expert (those without tokens

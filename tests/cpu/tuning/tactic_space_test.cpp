@@ -397,6 +397,7 @@ TEST(TacticSpace, GatherOnlyForRoutedAlphaThatItHolds) {
   EXPECT_TRUE(routed.moe_gather);
   EXPECT_EQ(routed.block_n, 8) << "one token per expert: 8 a pass";
   EXPECT_EQ(routed.block_k, 256);
+  EXPECT_EQ(routed.stages, 6) << "the six-stage 8-token tile holds 32 tokens";
   EXPECT_EQ(routed.split_k, kStreamK) << "112 tiles on 132 SMs";
   EXPECT_EQ(pick(32, 8, 128).block_k, 128) << "W = 128: 128-K stages";
   int most = 0;

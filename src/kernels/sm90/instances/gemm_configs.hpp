@@ -76,12 +76,15 @@
 // row's 128 bytes of an expert in one load: 1.38x the speed of 128-K
 // stages, H100 sweep), else 128-K (any W). The tile accumulator fills most
 // of shared memory, so one CTA per SM (with four consumer warpgroups,
-// gemm_config.cuh); except the 8-token tiles (three or four stages) and
-// a 16-token one (four), two CTAs per SM for calls with few tokens (their
-// accumulators hold fewer): one CTA's eight consumer warps left half the
-// issue slots empty (ncu, H200, M = 32: 0.71 eligible warps per scheduler).
-// 8 tokens a pass suit 1-6 tokens per expert.
+// gemm_config.cuh); except the 8-token tiles (three, four or six stages)
+// and a 16-token one (four), two CTAs per SM for calls with few tokens
+// (their accumulators hold fewer): one CTA's eight consumer warps left half
+// the issue slots empty (ncu, H200, M = 32: 0.71 eligible warps per
+// scheduler). The six-stage 8-token tile (M <= 64 NVFP4, <= 96 MXFP4) ran
+// moe-fc2 0.991-0.995x (MXFP4 M = 64-96 0.974-0.976x) the four-stage one's
+// time (docs/PERF.md stop 57). 8 tokens a pass suit 1-6 tokens per expert.
 #define FP4MOE_MOE_GATHER_TACTICS(X, FMT, LAYOUT) \
+  X(FMT, LAYOUT, true, 8, 256, 6, 2, 0)           \
   X(FMT, LAYOUT, true, 8, 256, 4, 2, 0)           \
   X(FMT, LAYOUT, true, 8, 256, 3, 2, 0)           \
   X(FMT, LAYOUT, true, 16, 128, 6, 1, 0)          \
