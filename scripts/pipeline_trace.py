@@ -31,7 +31,8 @@ from collections import defaultdict
 kWaited = 400  # cycles: a pass-top wait longer than this saw its stage land
 
 NAMES = {1: "pass_wait", 2: "pass_got", 3: "mma_done", 4: "order_got", 5: "added", 6: "tile_end", 7: "stored",
-         8: "empty_wait", 9: "empty_got", 10: "issued", 18: "role_start", 19: "first_work", 24: "copy_issued"}
+         8: "empty_wait", 9: "empty_got", 10: "issued", 18: "role_start", 19: "first_work", 24: "copy_issued",
+         26: "regs_released"}
 COPIES = ("weights TMA", "tokens TMA", "weight scales", "token scales")
 
 
@@ -74,6 +75,7 @@ def quantiles(v):
 def consumer_states(ev):
     acc = defaultdict(int)
     passes = 0
+    ev = [e for e in ev if e[0] != 18]  # (the role's start: on the timeline)
     for (k0, a0, t0), (k1, a1, t1) in zip(ev, ev[1:]):
         d = t1 - t0
         if k0 == 1 and k1 == 2:
@@ -107,7 +109,8 @@ def main():
     own_waits = []
     mma_times = []
     for c in range(ctas):
-        pev = rows.get((c, 0), [])
+        # (the kernel's start and prologue, marked on this row since stop 57: on the timeline)
+        pev = [e for e in rows.get((c, 0), []) if e[0] not in (15, 16, 17, 18, 26)]
         if not pev:
             continue
         for (k0, _, t0), (k1, a1, t1) in zip(pev, pev[1:]):
@@ -241,12 +244,18 @@ def chain(ctas, actors, rows):
         full_idle.append(idle_sum / span)
         pro = next(v for k, _, v in w if k == 16)
         timeline["prologue done"].append(to_ns(pro))
+        own = [v for k, _, v in pev if k == 16]  # the producer warp's own reading, where marked
+        if own:
+            timeline["producer's prologue"].append(to_ns(own[0]))
         # The producer's first two stages, mark by mark, from the prologue's end.
-        marks = [(k, a, v) for k, a, v in pev if k in (8, 9, 24, 10, 18, 19)][:16]
+        marks = [(k, a, v) for k, a, v in pev if k in (8, 9, 24, 10, 18, 19, 26)][:17]
         prev = pro
         for n, (k, a, v) in enumerate(marks):
             first_marks[(n, NAMES[k] + ("" if k != 24 else " %d" % a))].append(v - prev)
             prev = v
+        roles = [v for e in cons for k, _, v in e if k == 18]
+        if roles:
+            timeline["consumers' role"].append(to_ns(max(roles)))
         timeline["first issue"].append(to_ns(first_issue))
         timeline["first landing"].append(to_ns(min(landed_all)))
         timeline["last landing"].append(to_ns(max(landed_all)))

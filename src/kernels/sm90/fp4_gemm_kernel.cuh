@@ -271,13 +271,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   };
   if (threadIdx.x < 128) {
     // ------------------------------------------------------------ producer
+    [[maybe_unused]] const std::uint64_t before_regs = TraceCursor::clock();  // (0 unless FP4MOE_PIPELINE_TRACE)
     ptx::setmaxnreg_dec<Cfg::kProducerRegs>();
     if constexpr (Cfg::kMoe) {
       if (threadIdx.x < 32) moe_produce<Cfg>(p, sched, smem, full, empty, tile_loads, load_tile_stage);
     } else if constexpr (Cfg::kGather) {
       if (threadIdx.x < 32 * gather_producer_warps<Cfg>()) {
         const GatherStageLoads<Cfg> loads{tmap_x, tmap_y, smem, full};
-        gather_produce<Cfg>(p, sched, loads, smem, full, empty);
+        gather_produce<Cfg>(p, sched, loads, smem, full, empty, trace_start, before_regs);
       }
     } else if (threadIdx.x == 0) {
       TraceCursor trace;  // (empty unless FP4MOE_PIPELINE_TRACE)
@@ -1333,10 +1334,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 
   TraceCursor trace;  // (empty unless FP4MOE_PIPELINE_TRACE)
   if (ctid % 128 == 0) trace.init(TraceCursor::base(p), 1 + wg);
-  if constexpr (!Cfg::kGather) {
-    trace_start.mark_into(trace);
-    trace.mark_at(kTrRoleStart, 1, role_clock);
-  }
+  if constexpr (!Cfg::kGather) trace_start.mark_into(trace);
+  trace.mark_at(kTrRoleStart, 1, role_clock);
   Tile t;
   // (kTrAskWork: the previous item's epilogue is done, the scheduler asked.)
   // kReduceFromWorkspace: the split tiles this CTA arrived at last, stored

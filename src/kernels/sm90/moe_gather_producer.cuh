@@ -141,7 +141,9 @@ constexpr std::uint32_t gather_producer_warps() {
 /// Run by each of the gather_producer_warps<Cfg>() producer warps.
 template <class Cfg, class Scheduler>
 __device__ void gather_produce(const GemmParams& p, const Scheduler& sched, const GatherStageLoads<Cfg>& loads,
-                               std::uint8_t* smem, std::uint64_t* full, std::uint64_t* empty) {
+                               std::uint8_t* smem, std::uint64_t* full, std::uint64_t* empty,
+                               [[maybe_unused]] const TraceStart& trace_start = {},
+                               [[maybe_unused]] std::uint64_t before_regs = 0) {
   static_assert(Cfg::kConsumers <= Cfg::kStages, "a stage of the ring for every consumer warpgroup");
   constexpr int BT = Cfg::BT;
   const int lane = threadIdx.x % 32;
@@ -153,7 +155,9 @@ __device__ void gather_produce(const GemmParams& p, const Scheduler& sched, cons
   ProducerRing<Cfg> stages{smem, empty};
   TraceCursor trace;
   if (lane == 0 && warp == 0) trace.init(TraceCursor::base(p), 0);
-  trace.mark(kTrRoleStart, 0);
+  trace_start.mark_into(trace);
+  trace.mark_at(kTrRoleStart, 0, before_regs);  // (trace builds: the clock before setmaxnreg.dec)
+  trace.mark(kTrRegsReleased, 0);
 
   Tile t;
   for (std::int32_t i = 0; sched.work(i, t); ++i) {

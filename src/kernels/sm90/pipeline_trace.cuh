@@ -39,7 +39,7 @@ enum TraceEvent : std::uint32_t {
   kTrKernelStart = 15,  ///< any actor: the kernel's first instruction (clock taken then, marked later; arg: the SM)
   kTrPrologueDone = 16, ///< any actor: past the prologue's barrier
   kTrGlobalTime = 17,   ///< any actor: %globaltimer (ns), taken with kTrKernelStart (arg 0) or at the end (arg 1)
-  kTrRoleStart = 18,    ///< producer (arg 0) / consumer (arg 1): its role's first instruction past setmaxnreg
+  kTrRoleStart = 18,    ///< producer (arg 0) / consumer (arg 1): its role's first instruction past setmaxnreg (gather producer: before it)
   kTrFirstWork = 19,    ///< producer: its first work item known (the scheduler answered), before its loads are planned
   kTrWatchFull = 20,    ///< watcher (a producer-warpgroup thread on the last actor row): stage `arg`'s first fill seen (gather tiles: every fill)
   kTrAskWork = 21,      ///< consumer: before it asks the scheduler for its next work item (the epilogue's stores done)
@@ -47,6 +47,7 @@ enum TraceEvent : std::uint32_t {
   kTrPartIssued = 23,   ///< consumer, TMA-store epilogue: part `arg`'s stores issued
   kTrCopyIssued = 24,   ///< gather producer: copy `arg` of a stage issued (0 weights, 1 tokens, 2 and 3 their scales)
   kTrWatchEnd = 25,     ///< gather watcher: its last clock, marked just before the global timer (kTrGlobalTime arg 1)
+  kTrRegsReleased = 26, ///< gather producer: past its setmaxnreg.dec (kTrRoleStart: the clock before it)
 };
 constexpr int kTraceCtas = 264;  ///< every CTA of one wave of two-CTA tiles on 132 SMs
 constexpr int kTraceActors = 5;  ///< producer, then up to four consumer warpgroups
