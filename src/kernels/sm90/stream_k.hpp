@@ -49,6 +49,16 @@ constexpr std::int32_t kMaxStreamKSegments = 32;
 /// experts, equal shares.
 constexpr std::int32_t kMaxWeightedUnits = 1024;
 
+/// n / d for n ≥ 0, d > 0: in 32 bits where both fit. On the GPU a 64-bit
+/// division is a subroutine of ~70 instructions; the gather producer's
+/// start took four of them for its first work item (~1700 cycles before
+/// its first stage, docs/PERF.md stop 57), where the values fit 32 bits at
+/// every suite shape.
+FP4MOE_HD std::int64_t div_nonneg(std::int64_t n, std::int64_t d) {
+  if (((n | d) >> 32) == 0) return static_cast<std::uint32_t>(n) / static_cast<std::uint32_t>(d);
+  return n / d;
+}
+
 /// The cost of a unit of a token block whose tokens use `active` of `units` experts.
 FP4MOE_HD std::int32_t stream_k_weight(std::int32_t active, std::int32_t units) {
   const std::int32_t floor = (units + kWeightSpread - 1) / kWeightSpread;
@@ -146,12 +156,12 @@ struct StreamK {
   /// The i-th segment of the share [begin, end) of units: its tile and
   /// units (not its slots); false past the share. (segment() above spells
   /// the same steps out: through this helper ptxas scheduled every stream-K
-  /// kernel differently, stop 56.)
+  /// kernel differently, stop 56. Only GatherShares calls it.)
   FP4MOE_HD static bool segment_units(std::int64_t begin, std::int64_t end, std::int32_t units, int i,
                                       StreamKSegment& s) {
-    const std::int64_t start = i == 0 ? begin : (begin / units + i) * units;
+    const std::int64_t start = i == 0 ? begin : (div_nonneg(begin, units) + i) * units;
     if (start >= end) return false;
-    s.tile = start / units;
+    s.tile = div_nonneg(start, units);
     const std::int64_t tile_begin = s.tile * units, tile_end = tile_begin + units;
     s.unit_begin = static_cast<std::int32_t>(start - tile_begin);
     s.unit_end = static_cast<std::int32_t>((end < tile_end ? end : tile_end) - tile_begin);
@@ -226,13 +236,14 @@ struct GatherShares {
                                 std::int32_t units, std::int32_t ctas) {
     const std::int64_t w = tiles * tile_cost;
     return std::int64_t(idle) * kGatherIdleShare >= units && units <= kMaxWeightedUnits &&
-           max_cost <= kMaxGatherUnitCost && tile_cost > 0 && tiles < (std::int64_t(1) << 20) && max_cost <= w / ctas;
+           max_cost <= kMaxGatherUnitCost && tile_cost > 0 && tiles < (std::int64_t(1) << 20) &&
+           max_cost <= div_nonneg(w, ctas);
   }
   /// The cost before CTA c's first unit (c ≤ G).
-  FP4MOE_HD std::int64_t target(std::int64_t c) const { return (c * total() + ctas - 1) / ctas; }
+  FP4MOE_HD std::int64_t target(std::int64_t c) const { return div_nonneg(c * total() + ctas - 1, ctas); }
   /// The CTA whose share holds a unit with `cost_before` before it.
   FP4MOE_HD std::int64_t owner_at(std::int64_t cost_before) const {
-    const std::int64_t c = cost_before * ctas / total();
+    const std::int64_t c = div_nonneg(cost_before * ctas, total());
     return c < ctas - 1 ? c : ctas - 1;
   }
   /// The CTA's i-th segment (c: its index); false past its share.

@@ -322,33 +322,40 @@ __device__ void gather_stream_k_share(const GemmParams& p, GatherShares* out) {
   g.units = p.experts;
   g.ctas = static_cast<std::int32_t>(gridDim.x);
   auto cost = [&](std::int32_t e) { return e < g.units ? kGatherPassCost * ((p.gather_counts[e] + BT - 1) / BT) + 1 : 0; };
-  // The first 256 experts' costs are loaded at once and kept in registers,
-  // so the prologue waits on memory once; more experts are read again
-  // where needed. (Stop 56's A/Bs could not tell the prologue's time from
-  // what its code did to the kernels' allocation: docs/PERF.md.)
+  // Lane l holds the costs of units [8l, 8l + 8) of the first 256, loaded
+  // at once, so the prologue waits on memory once and a lane's prefix over
+  // its own units needs no shuffle: the search below takes one warp scan
+  // where 32 units a lane-row took eight (with eight ballots and shuffles
+  // each). Units past 256 are read again, 32 at a time, one a lane. The
+  // producer's first stage waits for this prologue: with the strided rows
+  // and 64-bit divisions it came ~4 µs after the rest of the CTA was ready
+  // at M = 32 (a trace, docs/PERF.md stop 57).
   constexpr int kHeld = 8;
   std::int32_t held[kHeld];
 #pragma unroll
-  for (int j = 0; j < kHeld; ++j) held[j] = cost(32 * j + lane);
-  auto for_each_chunk = [&](auto&& visit) {  // visit(first unit of the chunk, this lane's unit's cost)
-#pragma unroll
-    for (int j = 0; j < kHeld; ++j) visit(32 * j, held[j]);
-    for (std::int32_t base = 32 * kHeld; base < g.units; base += 32) visit(base, cost(base + lane));
-  };
+  for (int j = 0; j < kHeld; ++j) held[j] = cost(kHeld * lane + j);
   // A tile's cost and its heaviest unit. The sum is taken in 32 bits
   // (unsigned, so a wrap is defined): GatherShares::applies takes cost
   // shares only where it cannot wrap (at most 1024 units of at most 2^20).
-  std::uint32_t sum = 0;
-  std::int32_t heaviest = 0, idle = 0;
-  for_each_chunk([&](std::int32_t, std::int32_t c) {
+  std::int32_t own = 0, heaviest = 0, idle = 0;  // own: this lane's held units
+#pragma unroll
+  for (int j = 0; j < kHeld; ++j) {
+    own += held[j];
+    heaviest = max(heaviest, held[j]);
+    idle += held[j] == 1;
+  }
+  std::uint32_t sum = static_cast<std::uint32_t>(own);
+  for (std::int32_t base = 32 * kHeld; base < g.units; base += 32) {
+    const std::int32_t c = cost(base + lane);
     sum += static_cast<std::uint32_t>(c);
     heaviest = max(heaviest, c);
-    idle += __popc(__ballot_sync(0xffffffffu, c == 1));
-  });
+    idle += c == 1;
+  }
 #pragma unroll
   for (int off = 16; off > 0; off /= 2) {
     sum += __shfl_xor_sync(0xffffffffu, sum, off);
     heaviest = max(heaviest, __shfl_xor_sync(0xffffffffu, heaviest, off));
+    idle += __shfl_xor_sync(0xffffffffu, idle, off);
   }
   g.tile_cost = sum;
   g.last_prefix = g.tile_cost - cost(g.units - 1);  // (every lane loads the same cost)
@@ -359,30 +366,55 @@ __device__ void gather_stream_k_share(const GemmParams& p, GatherShares* out) {
     // target / T, the first unit e whose prefix P[e] reaches the rest (e =
     // units: the next tile's first).
     const std::int64_t targets[2] = {g.target(blockIdx.x), g.target(blockIdx.x + 1)};
+    std::int64_t tile_of[2];
     std::int32_t rest[2], first[2] = {-1, -1};
 #pragma unroll
     for (int k = 0; k < 2; ++k) {
-      rest[k] = static_cast<std::int32_t>(targets[k] % g.tile_cost);
+      tile_of[k] = div_nonneg(targets[k], g.tile_cost);
+      rest[k] = static_cast<std::int32_t>(targets[k] - tile_of[k] * g.tile_cost);
       if (rest[k] == 0) first[k] = 0;
     }
-    std::int32_t carry = 0;  // P at the chunk's first unit
-    for_each_chunk([&](std::int32_t base, std::int32_t c) {
-      std::int32_t incl = c;
+    // The first 256 units: P at this lane's first unit, then along its own.
+    std::int32_t incl = own;
+#pragma unroll
+    for (int off = 1; off < 32; off *= 2) {
+      const std::int32_t v = __shfl_up_sync(0xffffffffu, incl, off);
+      if (lane >= off) incl += v;
+    }
+#pragma unroll
+    for (int k = 0; k < 2; ++k) {
+      int at = kHeld;  // this lane's first held unit whose P reaches rest[k]
+      std::int32_t before = incl - own;  // P[e]
+#pragma unroll
+      for (int j = 0; j < kHeld; ++j) {
+        if (at == kHeld && before >= rest[k] && kHeld * lane + j < g.units) at = j;
+        before += held[j];
+      }
+      const std::uint32_t hit = __ballot_sync(0xffffffffu, at < kHeld);
+      const int src = hit ? __ffs(hit) - 1 : 0;
+      const int src_at = __shfl_sync(0xffffffffu, at, src);
+      if (first[k] < 0 && hit) first[k] = kHeld * src + src_at;
+    }
+    // Past 256 units: 32 at a time, one a lane.
+    std::int32_t carry = __shfl_sync(0xffffffffu, incl, 31);  // P at the chunk's first unit
+    for (std::int32_t base = 32 * kHeld; base < g.units; base += 32) {
+      const std::int32_t c = cost(base + lane);
+      std::int32_t chunk = c;
 #pragma unroll
       for (int off = 1; off < 32; off *= 2) {
-        const std::int32_t v = __shfl_up_sync(0xffffffffu, incl, off);
-        if (lane >= off) incl += v;
+        const std::int32_t v = __shfl_up_sync(0xffffffffu, chunk, off);
+        if (lane >= off) chunk += v;
       }
-      const std::int32_t before = carry + incl - c;  // P[e]
+      const std::int32_t before = carry + chunk - c;  // P[e]
 #pragma unroll
       for (int k = 0; k < 2; ++k) {
         const std::uint32_t hit = __ballot_sync(0xffffffffu, base + lane < g.units && before >= rest[k]);
         if (first[k] < 0 && hit) first[k] = base + __ffs(hit) - 1;
       }
-      carry += __shfl_sync(0xffffffffu, incl, 31);
-    });
-    g.begin = targets[0] / g.tile_cost * g.units + (first[0] < 0 ? g.units : first[0]);
-    g.end = targets[1] / g.tile_cost * g.units + (first[1] < 0 ? g.units : first[1]);
+      carry += __shfl_sync(0xffffffffu, chunk, 31);
+    }
+    g.begin = tile_of[0] * g.units + (first[0] < 0 ? g.units : first[0]);
+    g.end = tile_of[1] * g.units + (first[1] < 0 ? g.units : first[1]);
   }
   if (lane == 0) *out = g;
 }
