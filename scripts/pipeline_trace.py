@@ -180,6 +180,36 @@ def main():
     chain(ctas, actors, rows)
 
 
+def tail(ends_by_cta, t0):
+    """The grid's tail: whether the last CTAs are late by their SM (both of
+    an SM's CTAs late) or by their share (more passes than the others)."""
+    if len(ends_by_cta) < 4:
+        return
+    by_sm = defaultdict(list)
+    for c, (sm, end, passes) in ends_by_cta.items():
+        by_sm[sm].append((end, c))
+    order = sorted(ends_by_cta, key=lambda c: ends_by_cta[c][1])
+    ends = [ends_by_cta[c][1] for c in order]
+    passes = [ends_by_cta[c][2] for c in order]
+    n = len(order)
+    mean = lambda v: sum(v) / len(v)
+    me, mp = mean(ends), mean(passes)
+    cov = sum((e - me) * (q - mp) for e, q in zip(ends, passes))
+    var_e = sum((e - me) ** 2 for e in ends)
+    var_p = sum((q - mp) ** 2 for q in passes)
+    corr = cov / (var_e * var_p) ** 0.5 if var_e and var_p else 0.0
+    pairs = [abs(v[0][0] - v[1][0]) / 1000 for v in by_sm.values() if len(v) == 2]
+    print("the grid's tail: end vs the CTA's own passes, correlation %.2f; passes a CTA %d-%d" % (corr, min(passes), max(passes)))
+    if pairs:
+        pairs.sort()
+        print("  an SM's two CTAs end apart, µs: median %.2f, p90 %.2f" % (pairs[len(pairs) // 2], pairs[int(0.9 * len(pairs))]))
+    print("  the last CTAs (cta, SM, µs, passes; its SM's other CTA µs):")
+    for c in order[-6:]:
+        sm, end, q = ends_by_cta[c]
+        other = [e for e, o in by_sm[sm] if o != c]
+        print("    %4d %4d %7.2f %4d  %s" % (c, sm, (end - t0) / 1000, q, "%.2f" % ((other[0] - t0) / 1000) if other else "-"))
+
+
 def is_watcher(ev):
     return any(k == 20 for k, _, _ in ev)
 
@@ -190,6 +220,7 @@ def chain(ctas, actors, rows):
     first look, and each CTA's timeline on the grid's common time."""
     lat, sat, waited, inflight, full_idle, spans = [], [], [], [], [], []
     timeline = defaultdict(list)  # what: µs since the grid's first start, one a CTA
+    ends_by_cta = {}  # cta: (SM, consumers' end in ns, own passes)
     first_marks = defaultdict(list)  # (n, mark): cycles since the previous mark (the prologue's end for the first)
     starts = {}
     for c in range(ctas):
@@ -260,6 +291,9 @@ def chain(ctas, actors, rows):
         timeline["first landing"].append(to_ns(min(landed_all)))
         timeline["last landing"].append(to_ns(max(landed_all)))
         timeline["consumers done"].append(to_ns(max(ends)))
+        sm = next(a for k, a, _ in w if k == 15)
+        own_passes = sum(1 for e in cons for k, a, _ in e if k == 2 and a == 1)
+        ends_by_cta[c] = (sm, to_ns(max(ends)), own_passes)
     if not starts:
         return
     t0 = min(n for n, _ in starts.values())
@@ -271,6 +305,7 @@ def chain(ctas, actors, rows):
     print("the producer's first stages, cycles since the previous mark (the first: since the prologue's end):")
     for (n, what), v in sorted(first_marks.items()):
         print("  %2d %-16s" % (n, what), quantiles(v))
+    tail(ends_by_cta, t0)
     print("a stage fill: issue to landing, cycles:", quantiles(lat))
     print("  landed before its consumer looked (%d of %d): full for" % (len(sat), len(sat) + len(waited)), quantiles(sat))
     print("  its consumer already waiting (%d): waited" % len(waited), quantiles(waited))

@@ -50,10 +50,11 @@ constexpr std::int32_t kMaxStreamKSegments = 32;
 constexpr std::int32_t kMaxWeightedUnits = 1024;
 
 /// n / d for n ≥ 0, d > 0: in 32 bits where both fit. On the GPU a 64-bit
-/// division is a subroutine of ~70 instructions; the gather producer's
-/// start took four of them for its first work item (~1700 cycles before
-/// its first stage, docs/PERF.md stop 57), where the values fit 32 bits at
-/// every suite shape.
+/// division is a subroutine of ~70 instructions; GatherShares takes four
+/// for every work item, in the producer and the consumers alike, where the
+/// values fit 32 bits at every suite shape. (The producer's first work item
+/// still took ~1700 cycles with it, so that time lies elsewhere:
+/// docs/PERF.md stop 57.)
 FP4MOE_HD std::int64_t div_nonneg(std::int64_t n, std::int64_t d) {
   if (((n | d) >> 32) == 0) return static_cast<std::uint32_t>(n) / static_cast<std::uint32_t>(d);
   return n / d;

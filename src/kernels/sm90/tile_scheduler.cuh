@@ -327,9 +327,9 @@ __device__ void gather_stream_k_share(const GemmParams& p, GatherShares* out) {
   // its own units needs no shuffle: the search below takes one warp scan
   // where 32 units a lane-row took eight (with eight ballots and shuffles
   // each). Units past 256 are read again, 32 at a time, one a lane. The
-  // producer's first stage waits for this prologue: with the strided rows
-  // and 64-bit divisions it came ~4 µs after the rest of the CTA was ready
-  // at M = 32 (a trace, docs/PERF.md stop 57).
+  // whole CTA waits for this prologue at its barrier: with one unit of
+  // every 32 a lane it ended ~2.7 µs after the other warps arrived at M =
+  // 32, ~0.9 µs sooner this way (traces, docs/PERF.md stop 57).
   constexpr int kHeld = 8;
   std::int32_t held[kHeld];
 #pragma unroll
