@@ -12,10 +12,7 @@
 
 namespace fp4moe::test {
 
-/// A unit's cost from an expert's token count, as the kernel's prologue prices it.
-inline std::int32_t gather_unit_cost(std::int32_t count, std::int32_t bt) {
-  return kernels::kGatherPassCost * ((count + bt - 1) / bt) + 1;
-}
+using kernels::gather_unit_cost;
 
 /// Expert token counts of M tokens each routed to `top` distinct experts of E at random.
 inline std::vector<std::int32_t> routed_counts(std::mt19937& rng, int m, int experts, int top) {

@@ -335,8 +335,9 @@ struct GemmConfig {
   // The prefix region: masked, token blocks per group; MoE-dense, the token
   // blocks' stream-K weights, the CTAs' share boundaries and this CTA's
   // segments (tile_scheduler.cuh); gather, this CTA's stream-K share
-  // (GatherShares, tile_scheduler.cuh; the tiles that share by cost), then each producer warp's round of
-  // passes (two words a pass, moe_gather_producer.cuh: at kOffGatherRound).
+  // (GatherShares, tile_scheduler.cuh; the tiles that share by cost), then
+  // each producer warp's round of passes (two words a pass,
+  // moe_gather_producer.cuh: at kOffGatherRound).
   static constexpr bool kGatherCostShares = kGather && gather_cost_shares(BT);
   static constexpr int kOffGatherRound = kOffPrefix + (kGatherCostShares ? static_cast<int>(sizeof(GatherShares)) : 0);
   static_assert(!kGatherCostShares || kOffPrefix % alignof(GatherShares) == 0, "the stream-K share's 64-bit fields");

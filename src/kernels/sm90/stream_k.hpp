@@ -215,6 +215,11 @@ constexpr std::int32_t kGatherPassCost = 16;
 constexpr std::int32_t kGatherIdleShare = 4;
 /// The heaviest unit cost shares take (2^20: 65536 passes of one expert).
 constexpr std::int32_t kMaxGatherUnitCost = std::int32_t(1) << 20;
+/// A gather unit's cost from its expert's token count: kGatherPassCost a
+/// pass of bt tokens, plus one for the walk past it (an idle expert costs 1).
+FP4MOE_HD std::int32_t gather_unit_cost(std::int32_t count, std::int32_t bt) {
+  return kGatherPassCost * ((count + bt - 1) / bt) + 1;
+}
 /// Whether a gather tile of BT-token passes shares stream-K by cost.
 constexpr bool gather_cost_shares(int bt) { return bt == 8; }
 

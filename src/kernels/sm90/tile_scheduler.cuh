@@ -321,7 +321,7 @@ __device__ void gather_stream_k_share(const GemmParams& p, GatherShares* out) {
   g.tiles = (p.n + BW - 1) / BW;  // every token in one tile: the weight blocks
   g.units = p.experts;
   g.ctas = static_cast<std::int32_t>(gridDim.x);
-  auto cost = [&](std::int32_t e) { return e < g.units ? kGatherPassCost * ((p.gather_counts[e] + BT - 1) / BT) + 1 : 0; };
+  auto cost = [&](std::int32_t e) { return e < g.units ? gather_unit_cost(p.gather_counts[e], BT) : 0; };
   // Lane l holds the costs of units [8l, 8l + 8) of the first 256, loaded
   // at once, so the prologue waits on memory once and a lane's prefix over
   // its own units needs no shuffle: the search below takes one warp scan

@@ -340,7 +340,6 @@ double check_gather_partition(const GatherCase& gc) {
   return worst;
 }
 
-using test::gather_unit_cost;
 using test::routed_counts;
 
 TEST(GatherShares, CoverEveryUnitOnceOnSmallGrids) {
