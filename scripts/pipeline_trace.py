@@ -186,7 +186,7 @@ def tail(ends_by_cta, t0):
     if len(ends_by_cta) < 4:
         return
     by_sm = defaultdict(list)
-    for c, (sm, end, passes) in ends_by_cta.items():
+    for c, (sm, end, passes, _) in ends_by_cta.items():
         by_sm[sm].append((end, c))
     order = sorted(ends_by_cta, key=lambda c: ends_by_cta[c][1])
     ends = [ends_by_cta[c][1] for c in order]
@@ -198,14 +198,23 @@ def tail(ends_by_cta, t0):
     var_e = sum((e - me) ** 2 for e in ends)
     var_p = sum((q - mp) ** 2 for q in passes)
     corr = cov / (var_e * var_p) ** 0.5 if var_e and var_p else 0.0
+    # A CTA's pace: ns a pass from its first issue to its end (a slow SM
+    # shows as a slow pace on both its CTAs, a heavy share as more passes).
+    pace = sorted((ends_by_cta[c][1] - ends_by_cta[c][3]) / max(1, ends_by_cta[c][2]) for c in order)
+    firsts = [ends_by_cta[c][3] for c in order]
+    mf = mean(firsts)
+    var_f = sum((f - mf) ** 2 for f in firsts)
+    corr_f = sum((e - me) * (f - mf) for e, f in zip(ends, firsts)) / (var_e * var_f) ** 0.5 if var_e and var_f else 0.0
     pairs = [abs(v[0][0] - v[1][0]) / 1000 for v in by_sm.values() if len(v) == 2]
     print("the grid's tail: end vs the CTA's own passes, correlation %.2f; passes a CTA %d-%d" % (corr, min(passes), max(passes)))
+    print("  end vs the CTA's first issue, correlation %.2f; ns a pass (first issue to end / passes): p10 %.0f, median %.0f, p90 %.0f, max %.0f"
+          % (corr_f, pace[len(pace) // 10], pace[len(pace) // 2], pace[int(0.9 * len(pace))], pace[-1]))
     if pairs:
         pairs.sort()
         print("  an SM's two CTAs end apart, µs: median %.2f, p90 %.2f" % (pairs[len(pairs) // 2], pairs[int(0.9 * len(pairs))]))
     print("  the last CTAs (cta, SM, µs, passes; its SM's other CTA µs):")
     for c in order[-6:]:
-        sm, end, q = ends_by_cta[c]
+        sm, end, q, _ = ends_by_cta[c]
         other = [e for e, o in by_sm[sm] if o != c]
         print("    %4d %4d %7.2f %4d  %s" % (c, sm, (end - t0) / 1000, q, "%.2f" % ((other[0] - t0) / 1000) if other else "-"))
 
@@ -293,7 +302,7 @@ def chain(ctas, actors, rows):
         timeline["consumers done"].append(to_ns(max(ends)))
         sm = next(a for k, a, _ in w if k == 15)
         own_passes = sum(1 for e in cons for k, a, _ in e if k == 2 and a == 1)
-        ends_by_cta[c] = (sm, to_ns(max(ends)), own_passes)
+        ends_by_cta[c] = (sm, to_ns(max(ends)), own_passes, to_ns(first_issue))
     if not starts:
         return
     t0 = min(n for n, _ in starts.values())
