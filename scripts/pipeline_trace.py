@@ -186,7 +186,7 @@ def tail(ends_by_cta, t0):
     if len(ends_by_cta) < 4:
         return
     by_sm = defaultdict(list)
-    for c, (sm, end, passes, _) in ends_by_cta.items():
+    for c, (sm, end, passes, _, _) in ends_by_cta.items():
         by_sm[sm].append((end, c))
     order = sorted(ends_by_cta, key=lambda c: ends_by_cta[c][1])
     ends = [ends_by_cta[c][1] for c in order]
@@ -212,9 +212,32 @@ def tail(ends_by_cta, t0):
     if pairs:
         pairs.sort()
         print("  an SM's two CTAs end apart, µs: median %.2f, p90 %.2f" % (pairs[len(pairs) // 2], pairs[int(0.9 * len(pairs))]))
+    # An SM's pass rate with both CTAs running against the later one's
+    # alone after the first ends: near 1 the SM was saturated (moving passes
+    # between its CTAs cannot end it sooner); near 0.5 the pair left
+    # capacity unused that balance would take.
+    paired, alone = [], []
+    for v in by_sm.values():
+        if len(v) != 2:
+            continue
+        (t_f, f), (t_l, l) = sorted(v)
+        pf, pl = ends_by_cta[f][4], ends_by_cta[l][4]
+        start = max(pf[0], pl[0]) if pf and pl else None
+        before = [t for t in pl if t < t_f]
+        after = [t for t in pl if t >= t_f]
+        if start is None or len(after) < 3 or t_f - start <= 0:
+            continue
+        n_pair = sum(1 for t in pf if t >= start) + sum(1 for t in before if t >= start)
+        paired.append(1000.0 * n_pair / (t_f - start))
+        alone.append(1000.0 * len(after) / max(1.0, t_l - t_f))
+    if paired:
+        ratio = sorted(a / b for a, b in zip(alone, paired))
+        med = lambda x: sorted(x)[len(x) // 2]
+        print("  an SM's passes a µs: both CTAs %.2f, the later one alone %.2f (median over %d SMs); alone / both: p10 %.2f, median %.2f, p90 %.2f"
+              % (med(paired), med(alone), len(paired), ratio[len(ratio) // 10], ratio[len(ratio) // 2], ratio[int(0.9 * len(ratio))]))
     print("  the last CTAs (cta, SM, µs, passes; its SM's other CTA µs):")
     for c in order[-6:]:
-        sm, end, q, _ = ends_by_cta[c]
+        sm, end, q, _, _ = ends_by_cta[c]
         other = [e for e, o in by_sm[sm] if o != c]
         print("    %4d %4d %7.2f %4d  %s" % (c, sm, (end - t0) / 1000, q, "%.2f" % ((other[0] - t0) / 1000) if other else "-"))
 
@@ -302,7 +325,8 @@ def chain(ctas, actors, rows):
         timeline["consumers done"].append(to_ns(max(ends)))
         sm = next(a for k, a, _ in w if k == 15)
         own_passes = sum(1 for e in cons for k, a, _ in e if k == 2 and a == 1)
-        ends_by_cta[c] = (sm, to_ns(max(ends)), own_passes, to_ns(first_issue))
+        ends_by_cta[c] = (sm, to_ns(max(ends)), own_passes, to_ns(first_issue),
+                          sorted(to_ns(v) for e in cons for k, a, v in e if k == 2 and a == 1))
     if not starts:
         return
     t0 = min(n for n, _ in starts.values())
