@@ -616,20 +616,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   static_assert(!Cfg::kYRowItems || !Cfg::kPrivateY || 2 * kYRows == kYThreads, "private Y: row items on half the threads");
   const int y_row_slot = Cfg::kYRowItems && Cfg::kPrivateY ? (y_tid + (wg % 2) * kYRows) % kYThreads : y_tid;
   const bool y_row_item = Cfg::kYRowItems && y_row_slot < kYRows;
-  // kYSkipIdleRows (gemm_config.cuh): lane l of warp w takes half l % 2 of
-  // chunk (l / 2) % 2 of sub-step (l / 4) % 4 of row 2w + l / 16, so each
-  // warp's items are two whole rows of the stage.
-  static_assert(!Cfg::kYSkipIdleRows || (kYHalves && kYItems == 1 && kYThreads == 128 && BN == 8 && BK == 256),
-                "idle token rows skipped: one half chunk a thread, two rows a warp");
   auto place_items = [&](std::int32_t xs_row0, std::int32_t ys_row0) {
 #pragma unroll
     for (int u = 0; u < kXItems; ++u)
       xpl[u] = items.place(0, Cfg::kOffXScale, xs_row0, 64, 64 * wg, kXSplit, ctid % 128 + 128 * u);
-    if constexpr (Cfg::kYSkipIdleRows) {
-      const int l = y_tid % 32, row = 2 * (y_tid / 32) + l / 16;
-      ypl[0] = items.at_sub(items.place(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN, 0, kYSplit, (((l / 2) % 2) * BN + row) * 2 + l % 2),
-                            (l / 4) % 4);
-    } else if constexpr (Cfg::kYRowItems) {
+    if constexpr (Cfg::kYRowItems) {
       ypl[0] = items.at_sub(items.place(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN, 0, 1, y_row_slot % BN), (y_row_slot / BN) % (BK / 64));
     } else {
 #pragma unroll
@@ -901,10 +892,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // last stage (on every stage for the FP8 route).
   // (item_first: the work item's first stage, whose first wgmma zeroes the
   // accumulators where kFirstMmaZeroes.)
-  // (y_rows: the stage's token rows that hold tokens; kYSkipIdleRows
-  // leaves the others unconverted.)
   auto consume_stage = [&](int s, int kb, const std::uint8_t* header, bool ends_expert, std::int32_t xs_row0,
-                           std::int32_t ys_row0, bool item_first = false, int y_rows = Cfg::BN) {
+                           std::int32_t ys_row0, bool item_first = false) {
     if constexpr (Cfg::kFp8) {
       consume_stage_fp8(s, kb, header, xs_row0);
       return;
@@ -1020,8 +1009,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       // (H100, docs/PERF.md stop 29).
       constexpr bool kLoadsFirst = Cfg::kCtasPerSm == 1 && !(Cfg::kMoe && Cfg::kPrepackedB);
       Item xi[kXItems > 0 ? kXItems : 1], yi[kYSubs][kYItems];
-      // (Warp-uniform: a warp's token rows all lie past the pass's tokens.)
-      const bool y_idle = Cfg::kYSkipIdleRows && 2 * (y_tid / 32) >= y_rows;
 #pragma unroll
       for (int u = 0; u < kXItems; ++u) xi[u] = items.load(xpl[u], x_base, sub, kXSplit);
       if constexpr (!kLoadsFirst) {
@@ -1033,11 +1020,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           // (Loaded where stored, below: twelve registers held across the
           // X loads spilled the 32-token four-warpgroup tile.)
         } else if constexpr (Cfg::kYWholeStage) {
-          if (!y_idle) {
 #pragma unroll
-            for (int u = 0; u < kYItems; ++u)
-              yi[0][u] = kYHalves ? items.load_words(ypl[u], x_base, 0) : items.load(ypl[u], x_base, 0, 1);
-          }
+          for (int u = 0; u < kYItems; ++u)
+            yi[0][u] = kYHalves ? items.load_words(ypl[u], x_base, 0) : items.load(ypl[u], x_base, 0, 1);
         } else {
 #pragma unroll
           for (int g = 0; g < kYSubs; ++g)
@@ -1088,7 +1073,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         } else if constexpr (Cfg::kYWholeStage) {
 #pragma unroll
           for (int u = 0; u < kYItems; ++u) {
-            if (y_idle) break;
             if constexpr (kLaneBlocks && kYHalves) {
               items.store_half_chunk_lane_blocks(yi[0][u], ypl[u], ybuf);
             } else if constexpr (kLaneBlocks) {
@@ -1439,7 +1423,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         // wgmma (C7518).
         for (int st = 0; st < stages_per_pass; ++st, it += Cfg::kConsumers) {
           wait_stage(it);
-          consume_stage(it % kStages, h.kb + st, nullptr, false, xs_row0, h.slot0 % 128, false, valid);
+          consume_stage(it % kStages, h.kb + st, nullptr, false, xs_row0, h.slot0 % 128);
         }
         ptx::wgmma_wait<0>();
         trace.mark(kTrMmaDone, 0);

@@ -241,15 +241,6 @@ struct GemmConfig {
   // warpgroup of the 16-token gather tile (its own tokens) gives its 64 to
   // two of its warps, the first two or (odd warpgroups) the last two.
   static constexpr bool kYRowItems = kLaneBlocks && (kGather ? BN_ == 16 : !kMoe && (BN_ == 32 || BN_ == 64));
-  // The 8-token gather tiles: each warp of a warpgroup converts two token
-  // rows of every sub-step (warp w: rows 2w, 2w + 1; half-chunk items), and
-  // a warp whose rows all lie past the pass's tokens converts none (a
-  // warp-uniform branch). The MMAs' columns past the pass's tokens are
-  // never added into the accumulator (gather_add_pass stops at the pass's
-  // count) and a wgmma column reads only its own B column, so whatever
-  // those rows of the BF16 buffer hold is harmless. At moe-fc2 M = 32 a
-  // pass holds one or two tokens on ~87% of the passes.
-  static constexpr bool kYSkipIdleRows = kGather && kYWholeStage && !kYRowItems && BN_ == 8;
   static constexpr int kYSets = kYWholeStage ? 1 : kYAhead ? 3 : 2;  // sets of Y buffers per user
   static constexpr int kYConvSubs = [] {
     if (kYWholeStage) return BK / 64;
