@@ -276,10 +276,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     if constexpr (Cfg::kMoe) {
       if (threadIdx.x < 32) moe_produce<Cfg>(p, sched, smem, full, empty, tile_loads, load_tile_stage);
     } else if constexpr (Cfg::kGather) {
-      const std::uint32_t w = threadIdx.x / 32 - gather_first_producer_warp<Cfg>();  // (wraps below the first)
-      if (w < gather_producer_warps<Cfg>()) {
+      if (threadIdx.x < 32 * gather_producer_warps<Cfg>()) {
         const GatherStageLoads<Cfg> loads{tmap_x, tmap_y, smem, full};
-        gather_produce<Cfg>(p, sched, loads, smem, full, empty, w, trace_start, before_regs);
+        gather_produce<Cfg>(p, sched, loads, smem, full, empty, trace_start, before_regs);
       }
     } else if (threadIdx.x == 0) {
       TraceCursor trace;  // (empty unless FP4MOE_PIPELINE_TRACE)
@@ -352,13 +351,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     // The gather tiles' watcher marks every fill of every stage, so a trace
     // can follow each stage from its issue to its landing to its consumer's
     // first look (scripts/pipeline_trace.py). Warp 3 of the producer
-    // warpgroup: no gather tile's producer warps reach it. It stops
+    // warpgroup: no gather tile has more than two producer warps. It stops
     // 20 µs after the last fill it saw (1 ms before the first), and marks
     // a clock with the global timer there, so the trace can place each
     // CTA's clocks on the grid's common time.
     if constexpr (Cfg::kGather && Cfg::kConsumers < kTraceActors - 1) {
-      static_assert(gather_producer_warps<Cfg>() + (Cfg::kCtasPerSm == 2 ? 2 : 0) <= 3,
-                    "warp 3 of the producer warpgroup is free (gather_first_producer_warp)");
+      static_assert(gather_producer_warps<Cfg>() <= 3, "warp 3 of the producer warpgroup is free");
       if (threadIdx.x == 96 && TraceCursor::base(p) != nullptr) {  // (the traced launch only)
         TraceCursor watch;
         watch.init(TraceCursor::base(p), kTraceActors - 1);

@@ -138,29 +138,16 @@ constexpr std::uint32_t gather_producer_warps() {
   return Cfg::kCtasPerSm == 1 && Cfg::kStages % 2 == 0 && Cfg::kConsumers % 2 == 0 ? 2 : 1;
 }
 
-/// The producer warpgroup's first producer warp. In the two-CTA tiles, warp
-/// 0 in the grid's first half of CTAs and warp 2 in its second: where an SM
-/// holds CTAs c and c + G/2 (the block scheduler's usual placement, docs/
-/// PERF.md stop 36) their producers then issue from different schedulers
-/// (warp w of a CTA runs on scheduler w % 4 where its warps' slots start at a
-/// multiple of four), instead of both from the first beside its consumer
-/// warps, which each of the SM's four consumer warpgroups waits for at its
-/// barriers.
-template <class Cfg>
-__device__ __forceinline__ std::uint32_t gather_first_producer_warp() {
-  return Cfg::kCtasPerSm == 2 && blockIdx.x >= gridDim.x / 2 ? 2u : 0u;
-}
-
-/// Run by each of the gather_producer_warps<Cfg>() producer warps; `warp`:
-/// its index among them.
+/// Run by each of the gather_producer_warps<Cfg>() producer warps.
 template <class Cfg, class Scheduler>
 __device__ void gather_produce(const GemmParams& p, const Scheduler& sched, const GatherStageLoads<Cfg>& loads,
-                               std::uint8_t* smem, std::uint64_t* full, std::uint64_t* empty, std::uint32_t warp,
+                               std::uint8_t* smem, std::uint64_t* full, std::uint64_t* empty,
                                [[maybe_unused]] const TraceStart& trace_start = {},
                                [[maybe_unused]] std::uint64_t before_regs = 0) {
   static_assert(Cfg::kConsumers <= Cfg::kStages, "a stage of the ring for every consumer warpgroup");
   constexpr int BT = Cfg::BT;
   const int lane = threadIdx.x % 32;
+  const std::uint32_t warp = threadIdx.x / 32;
   constexpr std::uint32_t kWarps = gather_producer_warps<Cfg>();
   const int kb_per_expert = p.expert_width / Cfg::BK;
   const std::int64_t band_bytes_w = std::int64_t(p.b.scale_chunks) * 512;  // one 128-row band of B's scales
