@@ -214,8 +214,10 @@ def tail(ends_by_cta, t0):
         print("  an SM's two CTAs end apart, µs: median %.2f, p90 %.2f" % (pairs[len(pairs) // 2], pairs[int(0.9 * len(pairs))]))
     # An SM's pass rate with both CTAs running against the later one's
     # alone after the first ends: near 1 the SM was saturated (moving passes
-    # between its CTAs cannot end it sooner); near 0.5 the pair left
-    # capacity unused that balance would take.
+    # between its CTAs cannot end it sooner); near 0.5 the lone CTA kept its
+    # paired pace and the pair left capacity unused that balance would take.
+    # (The alone window ends with the CTA's last epilogue, so a window of a
+    # few passes reads low.)
     paired, alone = [], []
     for v in by_sm.values():
         if len(v) != 2:
@@ -252,7 +254,7 @@ def chain(ctas, actors, rows):
     first look, and each CTA's timeline on the grid's common time."""
     lat, sat, waited, inflight, full_idle, spans = [], [], [], [], [], []
     timeline = defaultdict(list)  # what: µs since the grid's first start, one a CTA
-    ends_by_cta = {}  # cta: (SM, consumers' end in ns, own passes)
+    ends_by_cta = {}  # cta: (SM, consumers' end, own passes, first issue, own passes' starts), in ns
     first_marks = defaultdict(list)  # (n, mark): cycles since the previous mark (the prologue's end for the first)
     starts = {}
     for c in range(ctas):
