@@ -212,7 +212,7 @@ struct StreamK {
 /// those tiles still costs their plain MXFP4 rows at M = 64-128 ~1.3%,
 /// where the shares come out equal: two A/Bs.)
 constexpr std::int32_t kGatherPassCost = 16;
-constexpr std::int32_t kGatherIdleShare = 4;
+constexpr std::int32_t kGatherIdleShare = 8;
 /// The heaviest unit cost shares take (2^20: 65536 passes of one expert).
 constexpr std::int32_t kMaxGatherUnitCost = std::int32_t(1) << 20;
 /// A gather unit's cost from its expert's token count: kGatherPassCost a
