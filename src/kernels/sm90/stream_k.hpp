@@ -204,13 +204,15 @@ struct StreamK {
 /// the costs do not apply it takes the equal share.
 ///
 /// Measured (docs/PERF.md stop 56): moe-fc2 M = 32 ran 0.95-0.98x the time
-/// with cost shares, but M >= 64, where few experts lack a token and the
-/// costs are near uniform, gained nothing, and the 16-token tiles (M >=
+/// with cost shares, M = 64-128 0.98-1.01x, and the 16-token tiles (M >=
 /// 160) ran 1.00-1.05x with the prologue in them. So only the 8-token
 /// tiles (gather_cost_shares) compile it, and they share by cost only when
-/// at least 1/kGatherIdleShare of the experts have no token. (Its code in
-/// those tiles still costs their plain MXFP4 rows at M = 64-128 ~1.3%,
-/// where the shares come out equal: two A/Bs.)
+/// at least 1/kGatherIdleShare of the experts have no token: a quarter
+/// until stop 58, an eighth since, which adds M = 64 (~36 of 256 idle),
+/// whose passes a CTA had spread 87-100 on equal shares: 0.986-0.994x the
+/// time (H200, docs/PERF.md stop 58). (Its code in those tiles still costs
+/// their plain MXFP4 rows at M = 96-128 ~1.3%, where the shares come out
+/// equal: two A/Bs, stop 56.)
 constexpr std::int32_t kGatherPassCost = 16;
 constexpr std::int32_t kGatherIdleShare = 8;
 /// The heaviest unit cost shares take (2^20: 65536 passes of one expert).
