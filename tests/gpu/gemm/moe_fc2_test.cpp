@@ -298,7 +298,7 @@ TEST(MoeFc2, WeightedStreamKMatchesReferenceAndRepeats) {
 }
 
 // The 8-token gather tiles' stream-K shares by cost (kernels/sm90/
-// stream_k.hpp, GatherShares), where routing leaves a quarter of the experts
+// stream_k.hpp, GatherShares), where routing leaves at least an eighth of the experts
 // without a token: every such kernel, on shapes where the cost shares apply
 // (asserted from the drawn alpha, with the launch's grid): one stage a pass
 // and eight (W = 2048), a ragged N, expert-major alpha and BF16 out;

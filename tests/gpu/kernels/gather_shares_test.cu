@@ -64,7 +64,7 @@ TEST(GatherStreamKShare, MatchesTheHostRuleOnRoutedCounts) {
   std::mt19937 rng(3);
   // The suite's shapes (N = 7168: 112 tiles; 264 CTAs), a ragged N, experts
   // not a multiple of 32, and more CTAs than units; equal shares where
-  // fewer than a quarter of the experts have no token (M = 128, 384).
+  // fewer than an eighth of the experts have no token (M = 128, 384).
   check_shares<8>(test::routed_counts(rng, 32, 256, 8), 7168, 264, true);
   check_shares<8>(test::routed_counts(rng, 128, 256, 8), 7168, 264, false);
   check_shares<16>(test::routed_counts(rng, 384, 256, 8), 7168, 132, false);
