@@ -298,11 +298,11 @@ TEST(MoeFc2, WeightedStreamKMatchesReferenceAndRepeats) {
 }
 
 // The 8-token gather tiles' stream-K shares by cost (kernels/sm90/
-// stream_k.hpp, GatherShares), where routing leaves at least an eighth of the experts
-// without a token: every such kernel, on shapes where the cost shares apply
-// (asserted from the drawn alpha, with the launch's grid): one stage a pass
-// and eight (W = 2048), a ragged N, expert-major alpha and BF16 out;
-// against the reference, repeats bit-identical.
+// stream_k.hpp, GatherShares), where routing leaves at least an eighth of
+// the experts without a token: every such kernel, on shapes where the cost
+// shares apply (asserted from the drawn alpha, with the launch's grid): one
+// stage a pass and eight (W = 2048), a ragged N, expert-major alpha and
+// BF16 out; against the reference, repeats bit-identical.
 TEST(MoeFc2, GatherCostSharesMatchReferenceAndRepeat) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;
