@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bench/report.hpp"
+#include "bench/row_filter.hpp"
 #include "bench/timing.hpp"
 #include "fp4moe/tuning.hpp"
 
@@ -17,10 +18,10 @@ struct SuiteContext {
   const Timer& timer;
   TimingOptions timing;
   std::vector<Row>& rows;
-  std::string filter;  ///< only rows whose name contains this run (empty: all)
+  std::string filter;  ///< only rows whose name contains one of these run (bench/row_filter.hpp; empty: all)
   DataOptions data;
   /// Whether a row of this name is selected by the filter.
-  bool wants(const std::string& name) const { return filter.empty() || name.find(filter) != std::string::npos; }
+  bool wants(const std::string& name) const { return row_selected(filter, name); }
   /// Times `op` and appends the row; skips rows the filter excludes.
   Row& add(Row r, const std::function<void(cudaStream_t)>& op);
 };

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "api/gemm_dispatch.hpp"
+#include "bench/row_filter.hpp"
 #include "common/device_info.hpp"
 #include "fp4moe/error.hpp"
 #include "tuning/autotuner.hpp"
@@ -166,11 +167,11 @@ std::vector<SweepRow> run_sweep(const Timer& timer, const std::vector<std::pair<
   const SweepCache cache(options.cache_path);
   std::vector<SweepRow> rows;
   std::size_t total = 0;
-  for (const auto& [suite, spec] : specs) total += options.filter.empty() || spec.name.find(options.filter) != std::string::npos;
+  for (const auto& [suite, spec] : specs) total += row_selected(options.filter, spec.name);
   const std::uint64_t seed = std::random_device{}();
   const auto start = std::chrono::steady_clock::now();
   for (const auto& [suite, spec] : specs) {
-    if (!options.filter.empty() && spec.name.find(options.filter) == std::string::npos) continue;
+    if (!row_selected(options.filter, spec.name)) continue;
     SweepRow row;
     row.suite = suite;
     row.name = spec.name;
