@@ -32,7 +32,7 @@ kWaited = 400  # cycles: a pass-top wait longer than this saw its stage land
 
 NAMES = {1: "pass_wait", 2: "pass_got", 3: "mma_done", 4: "order_got", 5: "added", 6: "tile_end", 7: "stored",
          8: "empty_wait", 9: "empty_got", 10: "issued", 18: "role_start", 19: "first_work", 24: "copy_issued",
-         26: "regs_released"}
+         26: "regs_released", 27: "share"}
 COPIES = ("weights TMA", "tokens TMA", "weight scales", "token scales")
 
 
@@ -244,6 +244,27 @@ def tail(ends_by_cta, t0):
         print("    %4d %4d %7.2f %4d  %s" % (c, sm, (end - t0) / 1000, q, "%.2f" % ((other[0] - t0) / 1000) if other else "-"))
 
 
+def by_placement(ends_by_cta, placement, t0):
+    """Weighted shares by placement (tile_scheduler.cuh): the CTAs placed
+    first on their SMs (warp 0 in the SM's first slots) against the others,
+    their passes, their pace (first issue to end, ns a pass) and their end."""
+    cs = [c for c in ends_by_cta if c in placement]
+    if not cs:
+        return
+    slots = sorted(placement[c][0] for c in cs)
+    cut = slots[len(slots) // 2]  # first-placed: slots below the median one (0-1 against 12-14 on an H200)
+    groups = {"first placed": [c for c in cs if placement[c][0] < cut], "placed second": [c for c in cs if placement[c][0] >= cut]}
+    med = lambda x: sorted(x)[len(x) // 2] if x else float("nan")
+    print("by placement (warp slot below %d: first placed):" % cut)
+    for name, g in groups.items():
+        idx = [placement[c][1] for c in g]
+        pace = [(ends_by_cta[c][1] - ends_by_cta[c][3]) / max(1, ends_by_cta[c][2]) for c in g]
+        print("  %-13s %3d CTAs, share index %d-%d; passes median %d (%d-%d); ns a pass median %.0f; end µs median %.2f, max %.2f"
+              % (name, len(g), min(idx, default=-1), max(idx, default=-1), med([ends_by_cta[c][2] for c in g]),
+                 min((ends_by_cta[c][2] for c in g), default=0), max((ends_by_cta[c][2] for c in g), default=0),
+                 med(pace), med([(ends_by_cta[c][1] - t0) / 1000 for c in g]), max(((ends_by_cta[c][1] - t0) / 1000 for c in g), default=0)))
+
+
 def is_watcher(ev):
     return any(k == 20 for k, _, _ in ev)
 
@@ -257,6 +278,7 @@ def chain(ctas, actors, rows):
     ends_by_cta = {}  # cta: (SM, consumers' end, own passes, first issue, own passes' starts), in ns
     first_marks = defaultdict(list)  # (n, mark): cycles since the previous mark (the prologue's end for the first)
     starts = {}
+    placement = {}  # cta: (the producer warp's slot, its share index), where the kernel marked them
     for c in range(ctas):
         w = next((rows[(c, a)] for a in range(1, actors) if (c, a) in rows and is_watcher(rows[(c, a)])), None)
         pev = rows.get((c, 0), [])
@@ -326,6 +348,9 @@ def chain(ctas, actors, rows):
         timeline["last landing"].append(to_ns(max(landed_all)))
         timeline["consumers done"].append(to_ns(max(ends)))
         sm = next(a for k, a, _ in w if k == 15)
+        share = next(((a, v) for k, a, v in pev if k == 27), None)
+        if share is not None:
+            placement[c] = share
         own_passes = sum(1 for e in cons for k, a, _ in e if k == 2 and a == 1)
         ends_by_cta[c] = (sm, to_ns(max(ends)), own_passes, to_ns(first_issue),
                           sorted(to_ns(v) for e in cons for k, a, v in e if k == 2 and a == 1))
@@ -341,6 +366,7 @@ def chain(ctas, actors, rows):
     for (n, what), v in sorted(first_marks.items()):
         print("  %2d %-16s" % (n, what), quantiles(v))
     tail(ends_by_cta, t0)
+    by_placement(ends_by_cta, placement, t0)
     print("a stage fill: issue to landing, cycles:", quantiles(lat))
     print("  landed before its consumer looked (%d of %d): full for" % (len(sat), len(sat) + len(waited)), quantiles(sat))
     print("  its consumer already waiting (%d): waited" % len(waited), quantiles(waited))

@@ -241,9 +241,14 @@ void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, c
                  sk.weights_apply();
       p.split_slots = sk.max_slots(weighted);
       // The gather tiles share by cost where their counts allow (decided in
-      // the kernel): room for either split.
-      if (plan.kernel->tactic.moe_gather)
-        p.split_slots = std::max(p.split_slots, kernels::GatherShares::max_slots(plan.max_tiles, sk.ctas));
+      // the kernel): room for either split. The 8-token tiles take their
+      // shares by placement, weighted (wip, docs/PERF.md stop 58).
+      if (plan.kernel->tactic.moe_gather) {
+        // (The placement counter holds two 16-bit counts.)
+        if (kernels::gather_cost_shares(plan.kernel->tactic.block_n) && plan.kernel->ctas_per_sm == 2 && sk.ctas < (1 << 16))
+          p.gather_lead = kernels::gather_rank_lead(p.m);
+        p.split_slots = std::max(p.split_slots, kernels::GatherShares::max_slots(plan.max_tiles, sk.ctas, p.gather_lead));
+      }
     }
   }
   if (whole_rounds && plan.split_k == 0) {  // (these tiles take no fixed split: validated above)
@@ -259,11 +264,13 @@ void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, c
     // call's does not need the workspace to grow (which capture refuses).
     constexpr std::size_t kCountInts =
         std::size_t(kernels::kMaxWeightedBlocks) * ((kernels::kMaxWeightedUnits + kernels::kBlockExpertsSlice - 1) / kernels::kBlockExpertsSlice);
+    // (+ 1: the gather tiles' placement counter, after the tiles'.)
     const SplitKWorkspace ws =
         split_k_workspace(stream, static_cast<std::size_t>(partial_tiles * p.split_slots * plan.tile_elems),
-                          static_cast<std::size_t>(plan.max_tiles), weighted ? kCountInts : 0);
+                          static_cast<std::size_t>(plan.max_tiles) + (p.gather_lead > 0 ? 1 : 0), weighted ? kCountInts : 0);
     p.split_partials = ws.partials;
     p.split_counters = ws.counters;
+    if (p.gather_lead > 0) p.gather_rank = reinterpret_cast<std::uint32_t*>(ws.counters + plan.max_tiles);
     if (weighted) {
       kernels::BlockExpertsParams bp;
       bp.alpha = p.alpha;
@@ -279,6 +286,7 @@ void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, c
       p.stream_k_slices = kernels::block_experts_slices(plan.units);
     }
   }
+  if (p.gather_rank == nullptr) p.gather_lead = 0;  // (no workspace, no placement: shares by index)
   const kernels::LaunchArgs args{&a, &b, p, a.rows * a.groups, b.rows * b.groups, work, stream, grid};
   (b.prepacked ? plan.kernel->launch_prepacked : plan.kernel->launch)(args);
 }

@@ -28,9 +28,10 @@ inline std::vector<std::int32_t> routed_counts(std::mt19937& rng, int m, int exp
 
 /// CTA c's shares for a tile's unit costs (a unit of cost 1 has no token):
 /// by cost where GatherShares::applies, begin(c) the first unit whose cost
-/// before it reaches target(c); else the equal shares (tile_cost 0).
+/// before it reaches target(c) (weighted by `lead`); else the equal shares
+/// (tile_cost 0).
 inline kernels::GatherShares reference_gather_shares(const std::vector<std::int32_t>& cost, std::int64_t tiles,
-                                                     std::int32_t ctas, std::int64_t c) {
+                                                     std::int32_t ctas, std::int64_t c, std::int32_t lead = 0) {
   std::vector<std::int64_t> prefix(cost.size() + 1, 0);
   for (std::size_t e = 0; e < cost.size(); ++e) prefix[e + 1] = prefix[e] + cost[e];
   kernels::GatherShares g;
@@ -39,8 +40,9 @@ inline kernels::GatherShares reference_gather_shares(const std::vector<std::int3
   g.ctas = ctas;
   const auto idle = static_cast<std::int32_t>(std::count(cost.begin(), cost.end(), 1));
   if (!kernels::GatherShares::applies(tiles, prefix.back(), *std::max_element(cost.begin(), cost.end()), idle, g.units,
-                                      ctas))
+                                      ctas, lead))
     return g;
+  g.lead = lead;
   g.tile_cost = prefix.back();
   g.last_prefix = prefix[cost.size() - 1];
   auto begin = [&](std::int64_t cta) {

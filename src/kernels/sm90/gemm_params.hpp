@@ -87,6 +87,11 @@ struct GemmParams {
   const std::int32_t* gather_tokens = nullptr;
   const float* gather_alpha = nullptr;
   std::int32_t gather_capacity = 0;
+  // Stream-K shares weighted by placement (wip, docs/PERF.md stop 58): a
+  // counter in the workspace (zero between launches; gather_stream_k_share)
+  // and the first-placed CTAs' extra weight in 64ths (0: shares by CTA index).
+  std::uint32_t* gather_rank = nullptr;
+  std::int32_t gather_lead = 0;
 #ifdef FP4MOE_PIPELINE_TRACE
   std::uint64_t* trace = nullptr;  ///< pipeline_trace.cuh: the traced launch's event buffer, else null
 #endif

@@ -158,6 +158,11 @@ __device__ void gather_produce(const GemmParams& p, const Scheduler& sched, cons
   trace_start.mark_into(trace);
   trace.mark_at(kTrRoleStart, 0, before_regs);  // (trace builds: the clock before setmaxnreg.dec)
   trace.mark(kTrRegsReleased, 0);
+#ifdef FP4MOE_PIPELINE_TRACE  // (%warpid is volatile: read in trace builds only)
+  if constexpr (Cfg::kGatherCostShares) {  // which share the placement gave this CTA
+    if (p.split_k == 0) trace.mark_at(kTrShare, ptx::warp_slot(), reinterpret_cast<const GatherShares*>(sched.prefix)->self);
+  }
+#endif
 
   Tile t;
   for (std::int32_t i = 0; sched.work(i, t); ++i) {

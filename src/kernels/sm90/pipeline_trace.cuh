@@ -48,6 +48,7 @@ enum TraceEvent : std::uint32_t {
   kTrCopyIssued = 24,   ///< gather producer: copy `arg` of a stage issued (0 weights, 1 tokens, 2 and 3 their scales)
   kTrWatchEnd = 25,     ///< gather watcher: its last clock, marked just before the global timer (kTrGlobalTime arg 1)
   kTrRegsReleased = 26, ///< gather producer: past its setmaxnreg.dec (kTrRoleStart: the clock before it)
+  kTrShare = 27,        ///< gather producer, 8-token tiles: its stream-K share index in the value (arg: its warp slot, %warpid)
 };
 constexpr int kTraceCtas = 264;  ///< every CTA of one wave of two-CTA tiles on 132 SMs
 constexpr int kTraceActors = 5;  ///< producer, then up to four consumer warpgroups

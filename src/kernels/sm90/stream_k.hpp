@@ -199,7 +199,8 @@ struct StreamK {
 /// share holding unit u is the last c with target(c) ≤ cum(u), which needs
 /// no table: owner_at(cum(u)) = min(G − 1, ⌊cum(u)·G/W⌋). Every share is
 /// non-empty when no unit costs more than ⌊W/G⌋ (applies()); a tile meets
-/// at most ⌊G/tiles⌋ + 2 shares (max_slots). The kernel's prologue works
+/// at most ⌊G/tiles⌋ + 2 shares (max_slots). (Weighted shares, `lead`:
+/// the same with c·W/G read as B(c)·W/B(G), B the weight before a share.) The kernel's prologue works
 /// out its own share (gather_stream_k_share, tile_scheduler.cuh); where
 /// the costs do not apply it takes the equal share.
 ///
@@ -222,17 +223,54 @@ constexpr std::int32_t kMaxGatherUnitCost = std::int32_t(1) << 20;
 FP4MOE_HD std::int32_t gather_unit_cost(std::int32_t count, std::int32_t bt) {
   return kGatherPassCost * ((count + bt - 1) / bt) + 1;
 }
+/// The two-CTA 8-token gather tiles' weight for the CTAs placed first on
+/// their SMs, in 64ths (GatherShares::lead), from kGatherRankLeadFromTokens
+/// tokens up; below, shares by CTA index. Measured (docs/PERF.md stop 59,
+/// H200, moe-fc2): the first-placed CTAs run a pass ~13% faster than their
+/// SM's other at M = 32 and ~25% at M = 128; lead 8 (weights 72:56) took
+/// M = 96-128 to 0.95-0.99x and M = 64 to 0.97-1.00x, and cost M = 32 up
+/// to 1.4%.
+constexpr std::int32_t kGatherRankLead = 8;
+constexpr std::int32_t kGatherRankLeadFromTokens = 64;
+constexpr std::int32_t gather_rank_lead(std::int64_t tokens) {
+  return tokens >= kGatherRankLeadFromTokens ? kGatherRankLead : 0;
+}
 /// Whether a gather tile of BT-token passes shares stream-K by cost.
 constexpr bool gather_cost_shares(int bt) { return bt == 8; }
 
+/// Weighted shares (`lead` > 0, in 64ths; wip, docs/PERF.md stop 58 Next):
+/// share c of the first ⌊G/2⌋ weighs 64 + lead, of the rest 64 − lead, so
+/// that where the kernel gives the first half of the share indices to the
+/// CTAs placed first on their SMs (which run faster: stops 36 and 58) an
+/// SM's two CTAs end together. With lead 0 every share weighs one, as
+/// before.
 struct GatherShares {
   std::int64_t tiles = 0;
   std::int32_t units = 1, ctas = 1;
   std::int64_t tile_cost = 0;    ///< T; 0: equal shares (StreamK)
   std::int64_t last_prefix = 0;  ///< P[units − 1]: a tile's cost before its last unit
   std::int64_t begin = 0, end = 0;  ///< the CTA's share [begin(c), begin(c + 1)) in units
+  std::int32_t lead = 0;         ///< the first half's extra weight, in 64ths (0 ≤ lead < 64)
+  std::int32_t self = 0;         ///< the share this CTA takes (its index, or its placement's: tile_scheduler.cuh)
+  // The share's segments as prepare_segments works them out once, so that
+  // a work item's segment (own_segment) takes no division: with 64-bit
+  // divisions there, twice a work item, ptxas gave the 8-token gather
+  // kernels a 48-byte stack frame and they ran 3-8% slower (stop 59).
+  std::int64_t first_tile = 0;   ///< the share's first tile
+  std::int32_t head_slot = 0;    ///< this CTA's slot in its first tile
+  std::int32_t head_slots = 1;   ///< that tile's contributors
+  std::int32_t tail_slots = 1;   ///< its last tile's, where that is not its first (this CTA is slot 0 there)
 
   FP4MOE_HD std::int64_t total() const { return tiles * tile_cost; }
+  /// Weights of a first-half and a second-half share.
+  FP4MOE_HD static std::int64_t first_weight(std::int32_t lead) { return lead > 0 ? 64 + lead : 1; }
+  FP4MOE_HD static std::int64_t second_weight(std::int32_t lead) { return lead > 0 ? 64 - lead : 1; }
+  /// The weight of shares 0 .. c − 1 (c ≤ G).
+  FP4MOE_HD static std::int64_t weight_before(std::int64_t c, std::int32_t ctas, std::int32_t lead) {
+    const std::int64_t h = ctas / 2;
+    return c <= h ? c * first_weight(lead) : h * first_weight(lead) + (c - h) * second_weight(lead);
+  }
+  FP4MOE_HD std::int64_t weight_before(std::int64_t c) const { return weight_before(c, ctas, lead); }
   /// Whether cost shares apply for unit costs of at most `max_cost`, `idle`
   /// of a tile's units without a token: enough idle units to matter, each
   /// share spanning a heaviest unit, cum·G far inside 64 bits, and a tile's
@@ -240,18 +278,37 @@ struct GatherShares {
   /// kMaxGatherUnitCost: 2^30), the width the prologue sums it in. The
   /// limits are checked on the units and the heaviest unit, not on the sum,
   /// which may have wrapped where they fail.
+  /// (Weighted, `lead` > 0: the lightest share must span a heaviest unit,
+  /// and cost times the total weight must stay inside 63 bits.)
   FP4MOE_HD static bool applies(std::int64_t tiles, std::int64_t tile_cost, std::int64_t max_cost, std::int32_t idle,
-                                std::int32_t units, std::int32_t ctas) {
+                                std::int32_t units, std::int32_t ctas, std::int32_t lead = 0) {
     const std::int64_t w = tiles * tile_cost;
-    return std::int64_t(idle) * kGatherIdleShare >= units && units <= kMaxWeightedUnits &&
-           max_cost <= kMaxGatherUnitCost && tile_cost > 0 && tiles < (std::int64_t(1) << 20) &&
-           max_cost <= div_nonneg(w, ctas);
+    const bool base = std::int64_t(idle) * kGatherIdleShare >= units && units <= kMaxWeightedUnits &&
+                      max_cost <= kMaxGatherUnitCost && tile_cost > 0 && tiles < (std::int64_t(1) << 20) &&
+                      max_cost <= div_nonneg(w, ctas);
+    if (!base || lead == 0) return base;
+    const std::int64_t weights = weight_before(ctas, ctas, lead);
+    return lead < 64 && w < (std::int64_t(1) << 62) / weights && max_cost <= div_nonneg(w * second_weight(lead), weights);
   }
-  /// The cost before CTA c's first unit (c ≤ G).
-  FP4MOE_HD std::int64_t target(std::int64_t c) const { return div_nonneg(c * total() + ctas - 1, ctas); }
-  /// The CTA whose share holds a unit with `cost_before` before it.
+  /// Weighted equal shares (every unit of cost one) for `lead`: each share
+  /// non-empty and the arithmetic inside 63 bits.
+  FP4MOE_HD static bool applies_uniform(std::int64_t tiles, std::int32_t units, std::int32_t ctas, std::int32_t lead) {
+    const std::int64_t w = tiles * units, weights = weight_before(ctas, ctas, lead);
+    return lead > 0 && lead < 64 && tiles < (std::int64_t(1) << 20) && units <= kMaxWeightedUnits &&
+           w < (std::int64_t(1) << 62) / weights && div_nonneg(w * second_weight(lead), weights) >= 1;
+  }
+  /// The cost before CTA c's first unit (c ≤ G): ⌈B(c)·W / B(G)⌉, B the
+  /// weight before a share.
+  FP4MOE_HD std::int64_t target(std::int64_t c) const {
+    const std::int64_t weights = weight_before(ctas);
+    return div_nonneg(weight_before(c) * total() + weights - 1, weights);
+  }
+  /// The CTA whose share holds a unit with `cost_before` before it: the last
+  /// c with target(c) ≤ cost_before, i.e. with B(c) ≤ ⌊cost_before·B(G)/W⌋.
   FP4MOE_HD std::int64_t owner_at(std::int64_t cost_before) const {
-    const std::int64_t c = div_nonneg(cost_before * ctas, total());
+    const std::int64_t x = div_nonneg(cost_before * weight_before(ctas), total());
+    const std::int64_t h = ctas / 2, first = h * first_weight(lead);
+    const std::int64_t c = x < first ? div_nonneg(x, first_weight(lead)) : h + div_nonneg(x - first, second_weight(lead));
     return c < ctas - 1 ? c : ctas - 1;
   }
   /// The CTA's i-th segment (c: its index); false past its share.
@@ -263,9 +320,43 @@ struct GatherShares {
     s.slots = static_cast<std::int32_t>(owner_at(s.tile * tile_cost + last_prefix) - first + 1);
     return true;
   }
-  /// The most contributors a tile has under cost shares (any costs that apply).
-  FP4MOE_HD static std::int32_t max_slots(std::int64_t tiles, std::int32_t ctas) {
-    const std::int64_t bound = ctas / tiles + 2;
+  /// Share c's first and last tiles' owners, into the fields above; equal
+  /// shares (tile_cost 0) also set begin and end here. A tile between them
+  /// is this share's alone (slot 0 of 1).
+  FP4MOE_HD void prepare_segments(std::int64_t c) {
+    const StreamK sk{tiles, units, ctas};
+    if (tile_cost == 0) {
+      begin = sk.share_begin(c);
+      end = sk.share_begin(c + 1);
+    }
+    first_tile = div_nonneg(begin, units);
+    if (begin >= end) return;
+    auto first_owner = [&](std::int64_t t) { return tile_cost ? owner_at(t * tile_cost) : sk.owner(t * units); };
+    auto last_owner = [&](std::int64_t t) {
+      return tile_cost ? owner_at(t * tile_cost + last_prefix) : sk.owner(t * units + units - 1);
+    };
+    const std::int64_t head_first = first_owner(first_tile);
+    head_slot = static_cast<std::int32_t>(c - head_first);
+    head_slots = static_cast<std::int32_t>(last_owner(first_tile) - head_first + 1);
+    tail_slots = static_cast<std::int32_t>(last_owner(div_nonneg(end - 1, units)) - c + 1);
+  }
+  /// This share's i-th segment from what prepare_segments worked out (the
+  /// same as segment(self, i, s)); false past the share.
+  FP4MOE_HD bool own_segment(int i, StreamKSegment& s) const {
+    const std::int64_t tile = first_tile + i, tile_begin = tile * units, tile_end = tile_begin + units;
+    const std::int64_t start = i == 0 ? begin : tile_begin;
+    if (start >= end) return false;
+    s.tile = tile;
+    s.unit_begin = static_cast<std::int32_t>(start - tile_begin);
+    s.unit_end = static_cast<std::int32_t>((end < tile_end ? end : tile_end) - tile_begin);
+    s.slot = i == 0 ? head_slot : 0;
+    s.slots = i == 0 ? head_slots : (tile_end >= end ? tail_slots : 1);
+    return true;
+  }
+  /// The most contributors a tile has under cost shares (any costs that
+  /// apply): a tile's cost over the lightest share's, plus two.
+  FP4MOE_HD static std::int32_t max_slots(std::int64_t tiles, std::int32_t ctas, std::int32_t lead = 0) {
+    const std::int64_t bound = weight_before(ctas, ctas, lead) / (second_weight(lead) * tiles) + 2;
     return static_cast<std::int32_t>(bound < ctas ? bound : ctas);
   }
 };

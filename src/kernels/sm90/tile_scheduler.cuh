@@ -27,6 +27,8 @@
 #include <cstdint>
 
 #include "kernels/sm90/gemm_params.hpp"
+#include "kernels/sm90/ptx/memory.cuh"
+#include "kernels/sm90/ptx/timer.cuh"
 #include "kernels/sm90/stream_k.hpp"
 
 namespace fp4moe::kernels {
@@ -114,7 +116,8 @@ struct TileScheduler {
     if constexpr (kLayout == Layout::kMoeGather && gather_cost_shares(BT)) {
       if (p.split_k == 0) {  // this CTA's share, worked out in the prologue (gather_stream_k_share)
         StreamKSegment s;
-        if (!reinterpret_cast<const GatherShares*>(prefix)->segment(blockIdx.x, i, s)) return false;
+        const GatherShares* g = reinterpret_cast<const GatherShares*>(prefix);
+        if (!g->own_segment(i, s)) return false;
         t = segment_tile(s);
         return true;
       }
@@ -322,6 +325,28 @@ __device__ void gather_stream_k_share(const GemmParams& p, GatherShares* out) {
   g.units = p.experts;
   g.ctas = static_cast<std::int32_t>(gridDim.x);
   auto cost = [&](std::int32_t e) { return e < g.units ? gather_unit_cost(p.gather_counts[e], BT) : 0; };
+  // The share this CTA takes (wip, docs/PERF.md stop 58): its index, or
+  // with p.gather_rank one by its placement, the CTAs placed first on their
+  // SMs (warp 0 in the SM's first warp slots: they run faster) numbering up
+  // from 0 and the others down from G − 1, a bijection whatever the ranks
+  // read. One counter holds both counts (the first-placed in its low 16
+  // bits, the others in its high: the host keeps G < 2^16), so one relaxed
+  // atomic numbers a CTA and tells the launch's last, which zeroes it for
+  // the next launch: every other CTA's add came before its own in the
+  // counter's order, and its store after (the same address, the same
+  // thread). The next launch reads it after its grid dependency. Taken
+  // first, so that the atomic's round trip overlaps the counts' loads
+  // below. (stop 59: three counters with an ordered atomic to find the
+  // last cost a round trip more, and done at the producer's end instead,
+  // made ptxas spill in the consumers.)
+  std::int32_t self = static_cast<std::int32_t>(blockIdx.x);
+  if (p.gather_rank != nullptr && lane == 0) {
+    const bool first_placed = ptx::warp_slot() < blockDim.x / 32;
+    const std::uint32_t old = atomicAdd(p.gather_rank, first_placed ? 1u : 0x10000u);
+    const auto ups = static_cast<std::int32_t>(old & 0xffffu), downs = static_cast<std::int32_t>(old >> 16);
+    self = first_placed ? ups : g.ctas - 1 - downs;
+    if (ups + downs == g.ctas - 1) *p.gather_rank = 0;
+  }
   // Lane l holds the costs of units [8l, 8l + 8) of the first 256, loaded
   // at once, so the prologue waits on memory once and a lane's prefix over
   // its own units needs no shuffle: the search below takes one warp scan
@@ -357,15 +382,27 @@ __device__ void gather_stream_k_share(const GemmParams& p, GatherShares* out) {
     heaviest = max(heaviest, __shfl_xor_sync(0xffffffffu, heaviest, off));
     idle += __shfl_xor_sync(0xffffffffu, idle, off);
   }
+  g.self = p.gather_rank != nullptr ? __shfl_sync(0xffffffffu, self, 0) : self;
   g.tile_cost = sum;
   g.last_prefix = g.tile_cost - cost(g.units - 1);  // (every lane loads the same cost)
-  if (!GatherShares::applies(g.tiles, g.tile_cost, heaviest, idle, g.units, g.ctas)) {
-    g.tile_cost = 0;  // equal shares
+  if (!GatherShares::applies(g.tiles, g.tile_cost, heaviest, idle, g.units, g.ctas, p.gather_lead)) {
+    if (GatherShares::applies_uniform(g.tiles, g.units, g.ctas, p.gather_lead)) {
+      // Weighted equal shares: every unit of cost one, so a share begins
+      // at its target.
+      g.lead = p.gather_lead;
+      g.tile_cost = g.units;
+      g.last_prefix = g.units - 1;
+      g.begin = g.target(g.self);
+      g.end = g.target(g.self + 1);
+    } else {
+      g.tile_cost = 0;  // equal shares
+    }
   } else {
+    g.lead = p.gather_lead;
     // begin(c) = the first unit u with cum(u) ≥ target(c): in tile
     // target / T, the first unit e whose prefix P[e] reaches the rest (e =
     // units: the next tile's first).
-    const std::int64_t targets[2] = {g.target(blockIdx.x), g.target(blockIdx.x + 1)};
+    const std::int64_t targets[2] = {g.target(g.self), g.target(g.self + 1)};
     std::int64_t tile_of[2];
     std::int32_t rest[2], first[2] = {-1, -1};
 #pragma unroll
@@ -416,8 +453,12 @@ __device__ void gather_stream_k_share(const GemmParams& p, GatherShares* out) {
     g.begin = tile_of[0] * g.units + (first[0] < 0 ? g.units : first[0]);
     g.end = tile_of[1] * g.units + (first[1] < 0 ? g.units : first[1]);
   }
-  if (lane == 0) *out = g;
+  if (lane == 0) {
+    g.prepare_segments(g.self);
+    *out = g;
+  }
 }
+
 
 /// Masked layout: cumulative token-block counts per group into shared memory
 /// (prefix[0] = 0, prefix[g+1] = prefix[g] + ceil(min(masked_m[g], M) / BT)).

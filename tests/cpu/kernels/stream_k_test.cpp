@@ -280,14 +280,15 @@ struct GatherCase {
   std::vector<std::int32_t> cost, prefix;  // a tile's unit costs; prefix[e] = cost of units before e
   std::int64_t tiles;
   std::int32_t ctas;
+  std::int32_t lead;
   bool applies = false;
-  GatherCase(std::vector<std::int32_t> unit_cost, std::int64_t tiles_, std::int32_t ctas_)
-      : cost(std::move(unit_cost)), prefix(cost.size() + 1, 0), tiles(tiles_), ctas(ctas_) {
+  GatherCase(std::vector<std::int32_t> unit_cost, std::int64_t tiles_, std::int32_t ctas_, std::int32_t lead_ = 0)
+      : cost(std::move(unit_cost)), prefix(cost.size() + 1, 0), tiles(tiles_), ctas(ctas_), lead(lead_) {
     for (std::size_t e = 0; e < cost.size(); ++e) prefix[e + 1] = prefix[e] + cost[e];
     applies = shares(0).tile_cost != 0;
   }
   std::int32_t units() const { return static_cast<std::int32_t>(cost.size()); }
-  GatherShares shares(std::int64_t c) const { return test::reference_gather_shares(cost, tiles, ctas, c); }
+  GatherShares shares(std::int64_t c) const { return test::reference_gather_shares(cost, tiles, ctas, c, lead); }
   /// Cost of units [b, e) (numbered tile-major).
   std::int64_t cost_of(std::int64_t b, std::int64_t e) const {
     std::int64_t total = 0;
@@ -307,15 +308,28 @@ double check_gather_partition(const GatherCase& gc) {
   std::vector<int> covered(static_cast<std::size_t>(gc.tiles * units), 0);
   std::vector<std::vector<std::int64_t>> contributors(static_cast<std::size_t>(gc.tiles));
   std::vector<int> slots_seen(static_cast<std::size_t>(gc.tiles), -1);
-  const std::int32_t bound = std::max(StreamK{gc.tiles, units, gc.ctas}.max_slots(false), GatherShares::max_slots(gc.tiles, gc.ctas));
+  const std::int32_t bound =
+      std::max(StreamK{gc.tiles, units, gc.ctas}.max_slots(false), GatherShares::max_slots(gc.tiles, gc.ctas, gc.lead));
   const std::int32_t heaviest = *std::max_element(gc.cost.begin(), gc.cost.end());
   const double mean = double(gc.prefix.back()) * double(gc.tiles) / gc.ctas;
+  const double weights = double(GatherShares::weight_before(gc.ctas, gc.ctas, gc.lead));
   double worst = 0;
   for (std::int64_t c = 0; c < gc.ctas; ++c) {
     const GatherShares g = gc.shares(c);
-    StreamKSegment s;
+    GatherShares prepared = g;  // the kernel's path: segments from what the prologue worked out
+    prepared.prepare_segments(c);
+    StreamKSegment s, own;
     std::int64_t share_cost = 0, share_units = 0;
-    for (int i = 0; g.segment(c, i, s); ++i) {
+    for (int i = 0;; ++i) {
+      const bool more = g.segment(c, i, s);
+      const bool own_more = prepared.own_segment(i, own);
+      EXPECT_EQ(own_more, more) << "cta " << c << " segment " << i;
+      if (!more || !own_more) break;
+      EXPECT_EQ(own.tile, s.tile);
+      EXPECT_EQ(own.unit_begin, s.unit_begin);
+      EXPECT_EQ(own.unit_end, s.unit_end);
+      EXPECT_EQ(own.slot, s.slot) << "cta " << c << " segment " << i;
+      EXPECT_EQ(own.slots, s.slots) << "cta " << c << " segment " << i;
       EXPECT_LT(s.unit_begin, s.unit_end);
       for (int u = s.unit_begin; u < s.unit_end; ++u) ++covered[static_cast<std::size_t>(s.tile * units + u)];
       share_cost += gc.cost_of(s.tile * units + s.unit_begin, s.tile * units + s.unit_end);
@@ -328,8 +342,12 @@ double check_gather_partition(const GatherCase& gc) {
       EXPECT_LE(s.slots, bound);
     }
     EXPECT_GE(share_units, 1) << "cta " << c << ": a non-empty share";
-    if (gc.applies) {
-      EXPECT_LE(std::abs(double(share_cost) - mean), double(heaviest) + 1.0) << "cta " << c;
+    if (gc.applies) {  // (weighted: this share's part of the whole cost)
+      const double own = double(gc.prefix.back()) * double(gc.tiles) *
+                         double(GatherShares::weight_before(c + 1, gc.ctas, gc.lead) -
+                                GatherShares::weight_before(c, gc.ctas, gc.lead)) /
+                         weights;
+      EXPECT_LE(std::abs(double(share_cost) - own), double(heaviest) + 1.0) << "cta " << c;
     }
     worst = std::max(worst, double(share_cost) / mean);
   }
@@ -419,6 +437,49 @@ TEST(GatherShares, ByCostFromAnEighthOfTheUnitsIdle) {
     EXPECT_EQ(gc.applies, idle >= 32) << "idle " << idle;
     check_gather_partition(gc);
   }
+}
+
+TEST(GatherShares, WeightedSharesCoverEveryUnitOnce) {
+  // The first half of the share indices weighs 64 + lead, the rest 64 −
+  // lead: every unit once, slots within max_slots for the lead, each share
+  // within one heaviest unit of its weighted part; lead 0 is the unweighted
+  // partition, unit for unit.
+  std::mt19937 rng(17);
+  int by_cost = 0;
+  for (const std::int32_t lead : {0, 2, 6, 12})
+    for (std::int64_t tiles = 1; tiles <= 7; ++tiles)
+      for (std::int32_t units = 1; units <= 9; ++units)
+        for (std::int32_t ctas = 1; ctas <= tiles * units && ctas <= 20; ++ctas) {
+          std::vector<std::int32_t> cost(static_cast<std::size_t>(units));
+          for (auto& c : cost) c = gather_unit_cost(static_cast<std::int32_t>(rng() % 3 == 0 ? 0 : rng() % 20), 8);
+          const GatherCase gc(cost, tiles, ctas, lead);
+          by_cost += gc.applies && lead > 0;
+          check_gather_partition(gc);
+          if (lead == 0 && gc.applies) {  // the unweighted rule: ⌈c·W/G⌉, owner ⌊x·G/W⌋
+            const GatherShares g = gc.shares(0);
+            for (std::int64_t c = 0; c <= ctas; ++c)
+              EXPECT_EQ(g.target(c), (c * g.total() + ctas - 1) / ctas) << "c " << c;
+            for (std::int64_t x = 0; x < g.total(); x += 1 + g.total() / 97)
+              EXPECT_EQ(g.owner_at(x), std::min<std::int64_t>(x * ctas / g.total(), ctas - 1)) << "x " << x;
+          }
+          if (HasFailure()) return;
+        }
+  EXPECT_GT(by_cost, 300) << "most weighted grids share by cost";
+  // The suite's routing at M = 32 and 64 with the leads the traces suggest.
+  std::mt19937 routing(5);
+  for (const int m : {32, 64}) {
+    const std::vector<std::int32_t> counts = routed_counts(routing, m, 256, 8);
+    std::vector<std::int32_t> cost(counts.size());
+    for (std::size_t e = 0; e < counts.size(); ++e) cost[e] = gather_unit_cost(counts[e], 8);
+    for (const std::int32_t lead : {2, 4, 6}) {
+      const GatherCase gc(cost, 112, 264, lead);
+      check_gather_partition(gc);
+      if (gc.applies) {
+        EXPECT_GT(gc.shares(0).end - gc.shares(0).begin, 0);
+      }
+    }
+  }
+  EXPECT_EQ(GatherShares::max_slots(112, 264, 6), 4);
 }
 
 TEST(GatherShares, EqualPastThirtyTwoBitTileCosts) {

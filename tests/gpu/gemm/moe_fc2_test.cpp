@@ -337,12 +337,47 @@ TEST(MoeFc2, GatherCostSharesMatchReferenceAndRepeat) {
       const std::int64_t tiles = (c.n + e.block_m - 1) / e.block_m;
       const std::int64_t resident = e.resident_ctas ? e.resident_ctas() : sms * e.ctas_per_sm;
       const std::int64_t grid = std::min<std::int64_t>(resident, tiles * c.experts);
-      EXPECT_NE(test::reference_gather_shares(cost, tiles, static_cast<std::int32_t>(grid), 0).tile_cost, 0)
+      // (The two-CTA tiles weigh their shares by placement: dispatch's lead.)
+      const std::int32_t lead = e.ctas_per_sm == 2 ? kernels::gather_rank_lead(c.m) : 0;
+      EXPECT_NE(test::reference_gather_shares(cost, tiles, static_cast<std::int32_t>(grid), 0, lead).tile_cost, 0)
           << "the shape must take the cost shares";
       ++ran;
     }
   }
   EXPECT_GT(ran, 0) << "no gather kernel shares by cost";
+}
+
+// The two-CTA 8-token gather tiles' shares by placement (a lead from
+// kGatherRankLeadFromTokens tokens: kernels/sm90/stream_k.hpp): which CTA
+// takes which share varies with the placement, the shares and their slots'
+// order do not, so every repeat is bit-identical. By cost (an M = 64 draw
+// with enough experts idle, W = 128) or weighted equal (M = 128), against
+// the reference.
+TEST(MoeFc2, GatherPlacementSharesMatchReferenceAndRepeat) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  int ran = 0;
+  for (const auto& e : kernels::kernel_registry()) {
+    if (!e.tactic.moe_gather || !kernels::gather_cost_shares(e.tactic.block_n) || e.ctas_per_sm != 2) continue;
+    GemmTactic t = e.tactic;
+    t.split_k = 0;
+    struct Case {
+      int experts, width, m, n;
+      bool expert_major;
+      DType out;
+    };
+    const Case cases[] = {{256, 128, 64, 1024, false, DType::kFP32}, {256, 256, 128, 7168 + 64, true, DType::kBF16}};
+    for (const Case& k : cases) {
+      if (k.m > e.max_m) continue;
+      ASSERT_GT(kernels::gather_rank_lead(k.m), 0) << "the case must take shares by placement";
+      Fc2Case c = routed_case(e.format, t, k.experts, k.width % t.block_k == 0 ? k.width : t.block_k, k.m, k.n,
+                              k.expert_major, k.out);
+      SCOPED_TRACE(c.describe());
+      test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
+      ++ran;
+    }
+  }
+  EXPECT_GT(ran, 0) << "no gather kernel shares by placement";
 }
 
 // The gathered formulation on the shapes that stress it: experts with more

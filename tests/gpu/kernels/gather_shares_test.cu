@@ -21,11 +21,12 @@ namespace {
 constexpr int kBw = 64;
 
 template <int BT>
-__global__ void share_kernel(GemmParams p, GatherShares* out) {
+__global__ void share_kernel(GemmParams p, GatherShares* out, std::uint32_t* slots = nullptr) {
   __shared__ GatherShares shares;
   if (threadIdx.x < 32) gather_stream_k_share<BT, kBw>(p, &shares);
   __syncthreads();
   if (threadIdx.x == 0) out[blockIdx.x] = shares;
+  if (threadIdx.x == 0 && slots != nullptr) slots[blockIdx.x] = ptx::warp_slot();  // (warp 0's, as the prologue read it)
 }
 
 template <int BT>
@@ -89,6 +90,73 @@ TEST(GatherStreamKShare, EqualPastTheUnitLimit) {
   check_shares<8>(counts, 7168, 264, false);
   counts.pop_back();
   check_shares<8>(counts, 7168, 264, true);
+}
+
+// Shares by placement (wip, docs/PERF.md stop 58): with the workspace's
+// counters and a lead, each CTA takes a share index by its placement (the
+// first placed on an SM from 0 up, the other from G - 1 down); over the
+// grid the indices are each taken once, every CTA's share is the host rule
+// for its index and lead (by cost, or weighted equal where the costs do not
+// apply), the CTAs whose warp 0 sat in the SM's first slots hold the
+// lowest indices, and the counter is zero again after the launch, twice.
+TEST(GatherStreamKShare, PlacementSharesPartitionAndReset) {
+  FP4MOE_REQUIRE_GPU();
+  std::mt19937 rng(7);
+  for (const int m : {32, 128}) {
+    const std::vector<std::int32_t> counts = test::routed_counts(rng, m, 256, 8);
+    test::DeviceBuffer<std::int32_t> dev_counts(counts.size());
+    dev_counts.upload(counts);
+    test::DeviceBuffer<std::uint32_t> rank(1);
+    rank.upload(std::vector<std::uint32_t>(1, 0));
+    constexpr std::int32_t kCtas = 264, kN = 7168;
+    test::DeviceBuffer<GatherShares> out(kCtas);
+    test::DeviceBuffer<std::uint32_t> slots(kCtas);
+    GemmParams p;
+    p.n = kN;
+    p.experts = static_cast<std::int32_t>(counts.size());
+    p.gather_counts = dev_counts.get();
+    p.gather_rank = rank.get();
+    p.gather_lead = kGatherRankLead;
+    std::vector<std::int32_t> cost(counts.size());
+    for (std::size_t e = 0; e < counts.size(); ++e) cost[e] = test::gather_unit_cost(counts[e], 8);
+    ASSERT_EQ(cudaFuncSetAttribute(share_kernel<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, 100 * 1024), cudaSuccess);
+    for (int launch = 0; launch < 2; ++launch) {
+      // (384 threads and 100 KB of shared memory: two CTAs an SM, as the tiles.)
+      share_kernel<8><<<kCtas, 384, 100 * 1024>>>(p, out.get(), slots.get());
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      EXPECT_EQ(rank.download(), std::vector<std::uint32_t>(1, 0)) << "counter zero after launch " << launch;
+      const std::vector<GatherShares> got = out.download();
+      const std::vector<std::uint32_t> slot = slots.download();
+      // The first-placed (warp 0 in slots 0-11 of 384-thread CTAs) take 0 .. F - 1.
+      const auto first = static_cast<std::int32_t>(std::count_if(slot.begin(), slot.end(), [](std::uint32_t w) { return w < 12; }));
+      EXPECT_GT(first, 0);
+      for (int c = 0; c < kCtas; ++c)
+        EXPECT_EQ(got[static_cast<std::size_t>(c)].self < first, slot[static_cast<std::size_t>(c)] < 12) << "cta " << c;
+      std::vector<int> taken(kCtas, 0);
+      for (const GatherShares& g : got) {
+        ASSERT_GE(g.self, 0);
+        ASSERT_LT(g.self, kCtas);
+        ++taken[static_cast<std::size_t>(g.self)];
+        const GatherShares want = test::reference_gather_shares(cost, (kN + kBw - 1) / kBw, kCtas, g.self, kGatherRankLead);
+        if (want.tile_cost != 0) {
+          ASSERT_EQ(g.tile_cost, want.tile_cost) << "share " << g.self;
+          ASSERT_EQ(g.begin, want.begin) << "share " << g.self;
+          ASSERT_EQ(g.end, want.end) << "share " << g.self;
+        } else {  // weighted equal shares (uniform costs): a share begins at its target
+          GatherShares uniform;
+          uniform.tiles = (kN + kBw - 1) / kBw;
+          uniform.units = p.experts;
+          uniform.ctas = kCtas;
+          uniform.tile_cost = p.experts;
+          uniform.lead = kGatherRankLead;
+          ASSERT_EQ(g.tile_cost, uniform.tile_cost) << "share " << g.self;
+          ASSERT_EQ(g.begin, uniform.target(g.self)) << "share " << g.self;
+          ASSERT_EQ(g.end, uniform.target(g.self + 1)) << "share " << g.self;
+        }
+      }
+      for (int c = 0; c < kCtas; ++c) EXPECT_EQ(taken[static_cast<std::size_t>(c)], 1) << "share " << c;
+    }
+  }
 }
 
 }  // namespace

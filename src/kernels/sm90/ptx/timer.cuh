@@ -23,4 +23,15 @@ __device__ __forceinline__ std::uint32_t sm_id() {
   return id;
 }
 
+/// The warp slot this warp holds on its SM (%warpid; its scheduler is the
+/// slot mod 4). Of two CTAs of 12 warps on an H200 SM, the one placed first
+/// held slots 0-11 and the other 12-23 (scripts/device_warp_slots.py,
+/// docs/PERF.md stop 58); the PTX manual calls it volatile (a warp may move
+/// after a preemption), so it ranks a placement, it does not pin one.
+__device__ __forceinline__ std::uint32_t warp_slot() {
+  std::uint32_t id;
+  asm volatile("mov.u32 %0, %%warpid;" : "=r"(id));
+  return id;
+}
+
 }  // namespace fp4moe::ptx
