@@ -242,7 +242,7 @@ void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, c
       p.split_slots = sk.max_slots(weighted);
       // The gather tiles share by cost where their counts allow (decided in
       // the kernel): room for either split. The 8-token tiles take their
-      // shares by placement, weighted (wip, docs/PERF.md stop 58).
+      // shares by placement, weighted (docs/PERF.md stops 58-59).
       if (plan.kernel->tactic.moe_gather) {
         // (The placement counter holds two 16-bit counts.)
         if (kernels::gather_cost_shares(plan.kernel->tactic.block_n) && plan.kernel->ctas_per_sm == 2 && sk.ctas < (1 << 16))

@@ -87,7 +87,7 @@ struct GemmParams {
   const std::int32_t* gather_tokens = nullptr;
   const float* gather_alpha = nullptr;
   std::int32_t gather_capacity = 0;
-  // Stream-K shares weighted by placement (wip, docs/PERF.md stop 58): a
+  // Stream-K shares weighted by placement (docs/PERF.md stops 58-59): a
   // counter in the workspace (zero between launches; gather_stream_k_share)
   // and the first-placed CTAs' extra weight in 64ths (0: shares by CTA index).
   std::uint32_t* gather_rank = nullptr;

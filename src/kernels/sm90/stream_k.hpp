@@ -238,7 +238,7 @@ constexpr std::int32_t gather_rank_lead(std::int64_t tokens) {
 /// Whether a gather tile of BT-token passes shares stream-K by cost.
 constexpr bool gather_cost_shares(int bt) { return bt == 8; }
 
-/// Weighted shares (`lead` > 0, in 64ths; wip, docs/PERF.md stop 58 Next):
+/// Weighted shares (`lead` > 0, in 64ths; docs/PERF.md stops 58-59):
 /// share c of the first ⌊G/2⌋ weighs 64 + lead, of the rest 64 − lead, so
 /// that where the kernel gives the first half of the share indices to the
 /// CTAs placed first on their SMs (which run faster: stops 36 and 58) an

@@ -325,7 +325,7 @@ __device__ void gather_stream_k_share(const GemmParams& p, GatherShares* out) {
   g.units = p.experts;
   g.ctas = static_cast<std::int32_t>(gridDim.x);
   auto cost = [&](std::int32_t e) { return e < g.units ? gather_unit_cost(p.gather_counts[e], BT) : 0; };
-  // The share this CTA takes (wip, docs/PERF.md stop 58): its index, or
+  // The share this CTA takes (docs/PERF.md stops 58-59): its index, or
   // with p.gather_rank one by its placement, the CTAs placed first on their
   // SMs (warp 0 in the SM's first warp slots: they run faster) numbering up
   // from 0 and the others down from G − 1, a bijection whatever the ranks

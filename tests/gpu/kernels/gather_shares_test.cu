@@ -92,7 +92,7 @@ TEST(GatherStreamKShare, EqualPastTheUnitLimit) {
   check_shares<8>(counts, 7168, 264, true);
 }
 
-// Shares by placement (wip, docs/PERF.md stop 58): with the workspace's
+// Shares by placement (docs/PERF.md stops 58-59): with the workspace's
 // counters and a lead, each CTA takes a share index by its placement (the
 // first placed on an SM from 0 up, the other from G - 1 down); over the
 // grid the indices are each taken once, every CTA's share is the host rule
