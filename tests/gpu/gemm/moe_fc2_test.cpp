@@ -258,6 +258,18 @@ Fc2Case routed_case(Fp4Format format, const GemmTactic& t, int experts, int widt
   return c;
 }
 
+/// A routed case's shape (the gather tiles' share tests); the width is
+/// rounded up to the tactic's K block.
+struct RoutedShape {
+  int experts, width, m, n;
+  bool expert_major;
+  DType out;
+};
+Fc2Case routed_case(Fp4Format format, const GemmTactic& t, const RoutedShape& k) {
+  return routed_case(format, t, k.experts, k.width % t.block_k == 0 ? k.width : t.block_k, k.m, k.n, k.expert_major,
+                     k.out);
+}
+
 // Stream-K over several token tiles with routed alpha shares the work by the
 // experts each token tile uses (kernels/sm90/stream_k.hpp, weighted shares):
 // every stream-K tile on shapes where those weights apply (asserted), with a
@@ -312,17 +324,11 @@ TEST(MoeFc2, GatherCostSharesMatchReferenceAndRepeat) {
     if (!e.tactic.moe_gather || !kernels::gather_cost_shares(e.tactic.block_n)) continue;
     GemmTactic t = e.tactic;
     t.split_k = 0;
-    struct Case {
-      int experts, width, m, n;
-      bool expert_major;
-      DType out;
-    };
-    const Case cases[] = {{256, 128, 32, 1024, false, DType::kFP32},
-                          {64, 256, 5, 7168 + 64, true, DType::kBF16},
-                          {64, 2048, 8, 512, false, DType::kFP32}};
-    for (const Case& k : cases) {
-      Fc2Case c = routed_case(e.format, t, k.experts, k.width % t.block_k == 0 ? k.width : t.block_k, k.m, k.n,
-                              k.expert_major, k.out);
+    const RoutedShape cases[] = {{256, 128, 32, 1024, false, DType::kFP32},
+                                 {64, 256, 5, 7168 + 64, true, DType::kBF16},
+                                 {64, 2048, 8, 512, false, DType::kFP32}};
+    for (const RoutedShape& k : cases) {
+      Fc2Case c = routed_case(e.format, t, k);
       std::vector<float> alpha;
       c.alpha_seen = &alpha;
       SCOPED_TRACE(c.describe());
@@ -361,17 +367,12 @@ TEST(MoeFc2, GatherPlacementSharesMatchReferenceAndRepeat) {
     if (!e.tactic.moe_gather || !kernels::gather_cost_shares(e.tactic.block_n) || e.ctas_per_sm != 2) continue;
     GemmTactic t = e.tactic;
     t.split_k = 0;
-    struct Case {
-      int experts, width, m, n;
-      bool expert_major;
-      DType out;
-    };
-    const Case cases[] = {{256, 128, 64, 1024, false, DType::kFP32}, {256, 256, 128, 7168 + 64, true, DType::kBF16}};
-    for (const Case& k : cases) {
+    const RoutedShape cases[] = {{256, 128, 64, 1024, false, DType::kFP32},
+                                 {256, 256, 128, 7168 + 64, true, DType::kBF16}};
+    for (const RoutedShape& k : cases) {
       if (k.m > e.max_m) continue;
       ASSERT_GT(kernels::gather_rank_lead(k.m), 0) << "the case must take shares by placement";
-      Fc2Case c = routed_case(e.format, t, k.experts, k.width % t.block_k == 0 ? k.width : t.block_k, k.m, k.n,
-                              k.expert_major, k.out);
+      Fc2Case c = routed_case(e.format, t, k);
       SCOPED_TRACE(c.describe());
       test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
       ++ran;
