@@ -251,8 +251,7 @@ def by_placement(ends_by_cta, placement, t0):
     cs = [c for c in ends_by_cta if c in placement]
     if not cs:
         return
-    slots = sorted(placement[c][0] for c in cs)
-    cut = slots[len(slots) // 2]  # first-placed: slots below the median one (0-1 against 12-14 on an H200)
+    cut = 12  # the kernel's rule: warp 0 (the producer warp, which marks it) below the CTA's 12 warps
     groups = {"first placed": [c for c in cs if placement[c][0] < cut], "placed second": [c for c in cs if placement[c][0] >= cut]}
     med = lambda x: sorted(x)[len(x) // 2] if x else float("nan")
     print("by placement (warp slot below %d: first placed):" % cut)

@@ -28,8 +28,9 @@ inline std::vector<std::int32_t> routed_counts(std::mt19937& rng, int m, int exp
 
 /// CTA c's shares for a tile's unit costs (a unit of cost 1 has no token):
 /// by cost where GatherShares::applies, begin(c) the first unit whose cost
-/// before it reaches target(c) (weighted by `lead`); else the equal shares
-/// (tile_cost 0).
+/// before it reaches target(c) (weighted by `lead`); else tile_cost 0: the
+/// equal shares, or with a lead the kernel's weighted equal shares (every
+/// unit of cost one; the GPU test works those out itself).
 inline kernels::GatherShares reference_gather_shares(const std::vector<std::int32_t>& cost, std::int64_t tiles,
                                                      std::int32_t ctas, std::int64_t c, std::int32_t lead = 0) {
   std::vector<std::int64_t> prefix(cost.size() + 1, 0);

@@ -50,11 +50,9 @@ constexpr std::int32_t kMaxStreamKSegments = 32;
 constexpr std::int32_t kMaxWeightedUnits = 1024;
 
 /// n / d for n ≥ 0, d > 0: in 32 bits where both fit. On the GPU a 64-bit
-/// division is a subroutine of ~70 instructions; GatherShares takes four
-/// for every work item, in the producer and the consumers alike, where the
-/// values fit 32 bits at every suite shape. (The producer's first work item
-/// still took ~1700 cycles with it, so that time lies elsewhere:
-/// docs/PERF.md stop 57.)
+/// division is a subroutine of ~70 instructions; GatherShares's prologue
+/// (prepare_segments and the targets) takes a few, where the values fit 32
+/// bits at every suite shape, and its work items none (own_segment).
 FP4MOE_HD std::int64_t div_nonneg(std::int64_t n, std::int64_t d) {
   if (((n | d) >> 32) == 0) return static_cast<std::uint32_t>(n) / static_cast<std::uint32_t>(d);
   return n / d;
@@ -200,9 +198,11 @@ struct StreamK {
 /// no table: owner_at(cum(u)) = min(G − 1, ⌊cum(u)·G/W⌋). Every share is
 /// non-empty when no unit costs more than ⌊W/G⌋ (applies()); a tile meets
 /// at most ⌊G/tiles⌋ + 2 shares (max_slots). (Weighted shares, `lead`:
-/// the same with c·W/G read as B(c)·W/B(G), B the weight before a share.) The kernel's prologue works
-/// out its own share (gather_stream_k_share, tile_scheduler.cuh); where
-/// the costs do not apply it takes the equal share.
+/// the same with c·W/G read as B(c)·W/B(G), B the weight before a share.)
+/// The kernel's prologue works out its own share (gather_stream_k_share,
+/// tile_scheduler.cuh), for its index or, with a lead, for the index its
+/// placement gave it; where the costs do not apply it takes the weighted
+/// equal share (a lead) or the equal share (none).
 ///
 /// Measured (docs/PERF.md stop 56): moe-fc2 M = 32 ran 0.95-0.98x the time
 /// with cost shares, M = 64-128 0.98-1.01x, and the 16-token tiles (M >=

@@ -27,7 +27,6 @@
 #include <cstdint>
 
 #include "kernels/sm90/gemm_params.hpp"
-#include "kernels/sm90/ptx/memory.cuh"
 #include "kernels/sm90/ptx/timer.cuh"
 #include "kernels/sm90/stream_k.hpp"
 
@@ -314,8 +313,10 @@ __device__ void warp_prefix_sum(std::int32_t n, const Value& value, std::int32_t
 
 /// Gather layout, stream-K (split_k 0), tiles of gather_cost_shares(BT):
 /// this CTA's share by cost (stream_k.hpp: GatherShares) into `out` (shared
-/// memory), or the equal share where costs do not apply (a unit of cost 1
-/// has no token). Run by one warp after the grid
+/// memory), or where costs do not apply (a unit of cost 1 has no token) the
+/// weighted equal share (p.gather_lead > 0) or the equal one; the share is
+/// its index's, or with p.gather_rank its placement's (below), and its
+/// segments are prepared for own_segment. Run by one warp after the grid
 /// dependency (the gather kernel wrote the counts); the scheduler reads it.
 template <int BT, int BW>
 __device__ void gather_stream_k_share(const GemmParams& p, GatherShares* out) {
@@ -344,6 +345,9 @@ __device__ void gather_stream_k_share(const GemmParams& p, GatherShares* out) {
     const bool first_placed = ptx::warp_slot() < blockDim.x / 32;
     const std::uint32_t old = atomicAdd(p.gather_rank, first_placed ? 1u : 0x10000u);
     const auto ups = static_cast<std::int32_t>(old & 0xffffu), downs = static_cast<std::int32_t>(old >> 16);
+    // A counter left nonzero (a launch sharing this workspace while this
+    // one runs: a misuse) would give indices past G − 1 or twice: stop.
+    if (ups + downs >= g.ctas) __trap();
     self = first_placed ? ups : g.ctas - 1 - downs;
     if (ups + downs == g.ctas - 1) *p.gather_rank = 0;
   }

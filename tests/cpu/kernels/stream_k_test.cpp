@@ -446,7 +446,7 @@ TEST(GatherShares, WeightedSharesCoverEveryUnitOnce) {
   // partition, unit for unit.
   std::mt19937 rng(17);
   int by_cost = 0;
-  for (const std::int32_t lead : {0, 2, 6, 12})
+  for (const std::int32_t lead : {0, 2, kGatherRankLead, 12})
     for (std::int64_t tiles = 1; tiles <= 7; ++tiles)
       for (std::int32_t units = 1; units <= 9; ++units)
         for (std::int32_t ctas = 1; ctas <= tiles * units && ctas <= 20; ++ctas) {
@@ -465,13 +465,13 @@ TEST(GatherShares, WeightedSharesCoverEveryUnitOnce) {
           if (HasFailure()) return;
         }
   EXPECT_GT(by_cost, 300) << "most weighted grids share by cost";
-  // The suite's routing at M = 32 and 64 with the leads the traces suggest.
+  // The suite's routing at M = 32 and 64 around the shipped lead (kGatherRankLead).
   std::mt19937 routing(5);
   for (const int m : {32, 64}) {
     const std::vector<std::int32_t> counts = routed_counts(routing, m, 256, 8);
     std::vector<std::int32_t> cost(counts.size());
     for (std::size_t e = 0; e < counts.size(); ++e) cost[e] = gather_unit_cost(counts[e], 8);
-    for (const std::int32_t lead : {2, 4, 6}) {
+    for (const std::int32_t lead : {4, kGatherRankLead, 12}) {
       const GatherCase gc(cost, 112, 264, lead);
       check_gather_partition(gc);
       if (gc.applies) {
@@ -479,7 +479,7 @@ TEST(GatherShares, WeightedSharesCoverEveryUnitOnce) {
       }
     }
   }
-  EXPECT_EQ(GatherShares::max_slots(112, 264, 6), 4);
+  EXPECT_EQ(GatherShares::max_slots(112, 264, kGatherRankLead), 4);
 }
 
 TEST(GatherShares, EqualPastThirtyTwoBitTileCosts) {

@@ -29,6 +29,18 @@ __global__ void share_kernel(GemmParams p, GatherShares* out, std::uint32_t* slo
   if (threadIdx.x == 0 && slots != nullptr) slots[blockIdx.x] = ptx::warp_slot();  // (warp 0's, as the prologue read it)
 }
 
+/// The segments the prologue prepared (prepare_segments) against the host's
+/// for the same share.
+void expect_prepared(const GatherShares& got, GatherShares want, std::int64_t share) {
+  want.prepare_segments(share);
+  EXPECT_EQ(got.begin, want.begin) << "share " << share;
+  EXPECT_EQ(got.end, want.end) << "share " << share;
+  EXPECT_EQ(got.first_tile, want.first_tile) << "share " << share;
+  EXPECT_EQ(got.head_slot, want.head_slot) << "share " << share;
+  EXPECT_EQ(got.head_slots, want.head_slots) << "share " << share;
+  EXPECT_EQ(got.tail_slots, want.tail_slots) << "share " << share;
+}
+
 template <int BT>
 void check_shares(const std::vector<std::int32_t>& counts, std::int32_t n, std::int32_t ctas, bool by_cost) {
   SCOPED_TRACE("experts " + std::to_string(counts.size()) + " n " + std::to_string(n) + " ctas " + std::to_string(ctas));
@@ -53,6 +65,7 @@ void check_shares(const std::vector<std::int32_t>& counts, std::int32_t n, std::
     ASSERT_EQ(g.ctas, ctas);
     ASSERT_EQ(g.tile_cost, want.tile_cost) << "cta " << c;
     ASSERT_EQ(g.tile_cost != 0, by_cost);
+    expect_prepared(g, want, c);  // (equal shares too: begin and end from StreamK)
     if (!by_cost) continue;
     ASSERT_EQ(g.last_prefix, want.last_prefix) << "cta " << c;
     ASSERT_EQ(g.begin, want.begin) << "cta " << c;
@@ -142,6 +155,7 @@ TEST(GatherStreamKShare, PlacementSharesPartitionAndReset) {
           ASSERT_EQ(g.tile_cost, want.tile_cost) << "share " << g.self;
           ASSERT_EQ(g.begin, want.begin) << "share " << g.self;
           ASSERT_EQ(g.end, want.end) << "share " << g.self;
+          expect_prepared(g, want, g.self);
         } else {  // weighted equal shares (uniform costs): a share begins at its target
           GatherShares uniform;
           uniform.tiles = (kN + kBw - 1) / kBw;
@@ -152,6 +166,10 @@ TEST(GatherStreamKShare, PlacementSharesPartitionAndReset) {
           ASSERT_EQ(g.tile_cost, uniform.tile_cost) << "share " << g.self;
           ASSERT_EQ(g.begin, uniform.target(g.self)) << "share " << g.self;
           ASSERT_EQ(g.end, uniform.target(g.self + 1)) << "share " << g.self;
+          uniform.last_prefix = p.experts - 1;
+          uniform.begin = g.begin;
+          uniform.end = g.end;
+          expect_prepared(g, uniform, g.self);
         }
       }
       for (int c = 0; c < kCtas; ++c) EXPECT_EQ(taken[static_cast<std::size_t>(c)], 1) << "share " << c;
