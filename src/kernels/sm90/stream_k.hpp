@@ -253,9 +253,9 @@ struct GatherShares {
   std::int32_t lead = 0;         ///< the first half's extra weight, in 64ths (0 ≤ lead < 64)
   std::int32_t self = 0;         ///< the share this CTA takes (its index, or its placement's: tile_scheduler.cuh)
   // The share's segments as prepare_segments works them out once, so that
-  // a work item's segment (own_segment) takes no division: with 64-bit
-  // divisions there, twice a work item, ptxas gave the 8-token gather
-  // kernels a 48-byte stack frame and they ran 3-8% slower (stop 59).
+  // a work item's segment (own_segment) takes no division (segment() takes
+  // two owner_at a work item, each a 64-bit division where the weighted
+  // products pass 2^32: a ~70-instruction subroutine).
   std::int64_t first_tile = 0;   ///< the share's first tile
   std::int32_t head_slot = 0;    ///< this CTA's slot in its first tile
   std::int32_t head_slots = 1;   ///< that tile's contributors
