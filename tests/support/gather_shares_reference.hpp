@@ -28,9 +28,8 @@ inline std::vector<std::int32_t> routed_counts(std::mt19937& rng, int m, int exp
 
 /// CTA c's shares for a tile's unit costs (a unit of cost 1 has no token):
 /// by cost where GatherShares::applies, begin(c) the first unit whose cost
-/// before it reaches target(c) (weighted by `lead`); else tile_cost 0: the
-/// equal shares, or with a lead the kernel's weighted equal shares (every
-/// unit of cost one; the GPU test works those out itself).
+/// before it reaches target(c) (weighted by `lead`); else tile_cost 0 (the
+/// equal shares, or with a lead reference_placement_shares's fallback).
 inline kernels::GatherShares reference_gather_shares(const std::vector<std::int32_t>& cost, std::int64_t tiles,
                                                      std::int32_t ctas, std::int64_t c, std::int32_t lead = 0) {
   std::vector<std::int64_t> prefix(cost.size() + 1, 0);
@@ -52,6 +51,16 @@ inline kernels::GatherShares reference_gather_shares(const std::vector<std::int3
   };
   g.begin = begin(c);
   g.end = begin(c + 1);
+  return g;
+}
+
+/// As the kernel's prologue takes share c with a lead: by cost where that
+/// applies, else the weighted equal shares where they apply, else the equal
+/// shares (tile_cost 0).
+inline kernels::GatherShares reference_placement_shares(const std::vector<std::int32_t>& cost, std::int64_t tiles,
+                                                        std::int32_t ctas, std::int64_t c, std::int32_t lead) {
+  kernels::GatherShares g = reference_gather_shares(cost, tiles, ctas, c, lead);
+  if (g.tile_cost == 0 && kernels::GatherShares::applies_uniform(tiles, g.units, ctas, lead)) g.take_weighted_equal(c, lead);
   return g;
 }
 

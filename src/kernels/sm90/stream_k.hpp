@@ -297,6 +297,15 @@ struct GatherShares {
     return lead > 0 && lead < 64 && tiles < (std::int64_t(1) << 20) && units <= kMaxWeightedUnits &&
            w < (std::int64_t(1) << 62) / weights && div_nonneg(w * second_weight(lead), weights) >= 1;
   }
+  /// Share c as weighted equal shares for `lead` (applies_uniform): every
+  /// unit of cost one, so a share begins at its target.
+  FP4MOE_HD void take_weighted_equal(std::int64_t c, std::int32_t lead_) {
+    lead = lead_;
+    tile_cost = units;
+    last_prefix = units - 1;
+    begin = target(c);
+    end = target(c + 1);
+  }
   /// The cost before CTA c's first unit (c ≤ G): ⌈B(c)·W / B(G)⌉, B the
   /// weight before a share.
   FP4MOE_HD std::int64_t target(std::int64_t c) const {

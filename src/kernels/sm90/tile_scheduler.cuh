@@ -391,13 +391,7 @@ __device__ void gather_stream_k_share(const GemmParams& p, GatherShares* out) {
   g.last_prefix = g.tile_cost - cost(g.units - 1);  // (every lane loads the same cost)
   if (!GatherShares::applies(g.tiles, g.tile_cost, heaviest, idle, g.units, g.ctas, p.gather_lead)) {
     if (GatherShares::applies_uniform(g.tiles, g.units, g.ctas, p.gather_lead)) {
-      // Weighted equal shares: every unit of cost one, so a share begins
-      // at its target.
-      g.lead = p.gather_lead;
-      g.tile_cost = g.units;
-      g.last_prefix = g.units - 1;
-      g.begin = g.target(g.self);
-      g.end = g.target(g.self + 1);
+      g.take_weighted_equal(g.self, p.gather_lead);
     } else {
       g.tile_cost = 0;  // equal shares
     }

@@ -482,6 +482,39 @@ TEST(GatherShares, WeightedSharesCoverEveryUnitOnce) {
   EXPECT_EQ(GatherShares::max_slots(112, 264, kGatherRankLead), 4);
 }
 
+TEST(GatherShares, WeightedEqualSharesCoverEveryUnitOnce) {
+  // moe-fc2 M = 128 (2% of the experts idle: no cost shares) with the
+  // shipped lead: the prologue's fallback, weighted equal shares
+  // (reference_placement_shares), covers every unit once, and each
+  // prepared share's segments are segment()'s.
+  std::mt19937 rng(23);
+  const std::vector<std::int32_t> counts = routed_counts(rng, 128, 256, 8);
+  std::vector<std::int32_t> cost(counts.size());
+  for (std::size_t e = 0; e < counts.size(); ++e) cost[e] = gather_unit_cost(counts[e], 8);
+  constexpr std::int64_t kTiles = 112;
+  constexpr std::int32_t kCtas = 264;
+  ASSERT_EQ(test::reference_gather_shares(cost, kTiles, kCtas, 0, kGatherRankLead).tile_cost, 0) << "no cost shares";
+  std::vector<int> covered(static_cast<std::size_t>(kTiles * 256), 0);
+  for (std::int64_t c = 0; c < kCtas; ++c) {
+    GatherShares g = test::reference_placement_shares(cost, kTiles, kCtas, c, kGatherRankLead);
+    ASSERT_EQ(g.tile_cost, 256) << "weighted equal shares";
+    const GatherShares by_index = g;
+    g.prepare_segments(c);
+    StreamKSegment s, want;
+    for (int i = 0; g.own_segment(i, s); ++i) {
+      ASSERT_TRUE(by_index.segment(c, i, want));
+      EXPECT_EQ(s.tile, want.tile);
+      EXPECT_EQ(s.unit_begin, want.unit_begin);
+      EXPECT_EQ(s.unit_end, want.unit_end);
+      EXPECT_EQ(s.slot, want.slot);
+      EXPECT_EQ(s.slots, want.slots);
+      EXPECT_LE(s.slots, GatherShares::max_slots(kTiles, kCtas, kGatherRankLead));
+      for (int u = s.unit_begin; u < s.unit_end; ++u) ++covered[static_cast<std::size_t>(s.tile * 256 + u)];
+    }
+  }
+  for (std::size_t u = 0; u < covered.size(); ++u) ASSERT_EQ(covered[u], 1) << "unit " << u;
+}
+
 TEST(GatherShares, EqualPastThirtyTwoBitTileCosts) {
   // The prologue sums a tile's costs in 32 bits; cost shares apply only
   // where that sum cannot wrap: at most kMaxWeightedUnits units, none

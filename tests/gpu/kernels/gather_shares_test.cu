@@ -150,27 +150,13 @@ TEST(GatherStreamKShare, PlacementSharesPartitionAndReset) {
         ASSERT_GE(g.self, 0);
         ASSERT_LT(g.self, kCtas);
         ++taken[static_cast<std::size_t>(g.self)];
-        const GatherShares want = test::reference_gather_shares(cost, (kN + kBw - 1) / kBw, kCtas, g.self, kGatherRankLead);
-        if (want.tile_cost != 0) {
-          ASSERT_EQ(g.tile_cost, want.tile_cost) << "share " << g.self;
-          ASSERT_EQ(g.begin, want.begin) << "share " << g.self;
-          ASSERT_EQ(g.end, want.end) << "share " << g.self;
-          expect_prepared(g, want, g.self);
-        } else {  // weighted equal shares (uniform costs): a share begins at its target
-          GatherShares uniform;
-          uniform.tiles = (kN + kBw - 1) / kBw;
-          uniform.units = p.experts;
-          uniform.ctas = kCtas;
-          uniform.tile_cost = p.experts;
-          uniform.lead = kGatherRankLead;
-          ASSERT_EQ(g.tile_cost, uniform.tile_cost) << "share " << g.self;
-          ASSERT_EQ(g.begin, uniform.target(g.self)) << "share " << g.self;
-          ASSERT_EQ(g.end, uniform.target(g.self + 1)) << "share " << g.self;
-          uniform.last_prefix = p.experts - 1;
-          uniform.begin = g.begin;
-          uniform.end = g.end;
-          expect_prepared(g, uniform, g.self);
-        }
+        const GatherShares want =
+            test::reference_placement_shares(cost, (kN + kBw - 1) / kBw, kCtas, g.self, kGatherRankLead);
+        ASSERT_NE(want.tile_cost, 0) << "weighted shares (by cost, or equal ones)";
+        ASSERT_EQ(g.tile_cost, want.tile_cost) << "share " << g.self;
+        ASSERT_EQ(g.begin, want.begin) << "share " << g.self;
+        ASSERT_EQ(g.end, want.end) << "share " << g.self;
+        expect_prepared(g, want, g.self);
       }
       for (int c = 0; c < kCtas; ++c) EXPECT_EQ(taken[static_cast<std::size_t>(c)], 1) << "share " << c;
     }
