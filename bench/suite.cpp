@@ -10,8 +10,7 @@ namespace fp4moe::bench {
 
 std::string last_tactic_text() {
   const detail::PlannedTactic& p = detail::last_planned_tactic();
-  return p.tactic.name() + (p.source == detail::PlannedTactic::Source::kCache ? " (tuned)" : "") +
-         (p.tail_tokens > 0 ? " + tail " + std::to_string(p.tail_tokens) + ": " + p.tail.name() : "");
+  return p.ran_text() + (p.source == detail::PlannedTactic::Source::kCache ? " (tuned)" : "");
 }
 
 Row& SuiteContext::add(Row r, const std::function<void(cudaStream_t)>& op) {

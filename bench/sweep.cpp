@@ -130,9 +130,7 @@ void measure_row(const Timer& timer, SweepRow& row, const SweepOptions& options,
   };
   heuristic_plan(timer.stream());
   const detail::PlannedTactic& planned = detail::last_planned_tactic();
-  row.heuristic_plan = planned.tactic.name();
-  if (planned.tail_tokens > 0)
-    row.heuristic_plan += " + " + std::to_string(planned.tail_tokens) + "-token tail " + planned.tail.name();
+  row.heuristic_plan = planned.ran_text();
   const std::vector<TimeStats> t = timer.time_interleaved(
       {heuristic_plan, [&problem](cudaStream_t s) { problem.run(GemmOptions{}, s); }, forced(row.best)},
       options.final_timing);

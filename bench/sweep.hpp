@@ -46,7 +46,7 @@ struct SweepRow {
   int candidates = 0, unusable = 0;
   GemmTactic tuned, best;
   /// What the entry point runs with the cache off: the heuristic's tactic,
-  /// and where moe_dense_fc2 splits off a tail, "+ N-token tail <tactic>".
+  /// or where moe_dense_fc2 runs two calls, "<first> + tail N: <second>".
   std::string heuristic_plan;
   /// The entry point ran the tuned tactic from the cache (or, where that
   /// tactic cannot run the row's M, the heuristic's, as it should).

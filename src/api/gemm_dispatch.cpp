@@ -190,6 +190,11 @@ GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call_in, std::int64_t m_r
           t_blocks, static_cast<int>(bt)};
 }
 
+std::string PlannedTactic::ran_text() const {
+  if (tail_tokens == 0) return tactic.name();
+  return head.name() + " + tail " + std::to_string(tail_tokens) + ": " + tail.name();
+}
+
 const PlannedTactic& last_planned_tactic() { return t_last_plan; }
 void set_last_planned_tactic(const PlannedTactic& planned) { t_last_plan = planned; }
 

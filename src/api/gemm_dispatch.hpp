@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "api/check.hpp"
 #include "fp4moe/gemm.hpp"
@@ -59,14 +60,18 @@ GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call, std::int64_t m_rows
 /// Where the last plan_gemm of this thread got its tactic (tests and the
 /// sweep benchmark check that a tuned tactic is the one that runs).
 /// moe_dense_fc2 may run its last few tokens as a call of their own
-/// (tuning::moe_tail_tokens): it then records the whole call's plan with
-/// the tail's tactic and tokens.
+/// (tuning::moe_tail_tokens): it then records the whole call's plan with the
+/// tactics the two calls ran (each planned for its own tokens) and the
+/// tail's tokens.
 struct PlannedTactic {
   enum class Source { kNone, kForced, kCache, kHeuristic };
-  GemmTactic tactic;
+  GemmTactic tactic;  ///< the whole call's plan (the caller's, the cache's or the heuristic's)
   Source source = Source::kNone;
+  GemmTactic head;           ///< the whole tiles' call's tactic, where tail_tokens > 0
   GemmTactic tail;           ///< the tail's tactic, where tail_tokens > 0
   std::int64_t tail_tokens = 0;
+  /// What ran: the tactic's name, or both calls' ("HEAD + tail N: TAIL").
+  std::string ran_text() const;
 };
 const PlannedTactic& last_planned_tactic();
 void set_last_planned_tactic(const PlannedTactic& planned);

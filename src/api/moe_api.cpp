@@ -132,8 +132,8 @@ void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alp
   const auto pl = detail::plan_gemm(c, call, a.rows, options, b.prepacked);
   if (a.rows == 0 || b.rows == 0) return;
   // The tokens past the direct tile's last whole tile, where few, as a call
-  // of their own (tuning::moe_tail_tokens); both halves are planned before
-  // either launches.
+  // of their own (tuning::moe_tail_tokens); both halves are planned, each
+  // for its own tokens, before either launches.
   const detail::PlannedTactic whole = detail::last_planned_tactic();
   const int tail = whole.source == detail::PlannedTactic::Source::kForced
                        ? 0
@@ -147,8 +147,9 @@ void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alp
   head_call.m = head;
   tail_call.m = tail;
   const auto head_plan = detail::plan_gemm(c, head_call, head, options, b.prepacked);
-  const auto tail_plan = detail::plan_gemm(c, tail_call, tail, options, b.prepacked);
   detail::PlannedTactic noted = whole;
+  noted.head = detail::last_planned_tactic().tactic;
+  const auto tail_plan = detail::plan_gemm(c, tail_call, tail, options, b.prepacked);
   noted.tail = detail::last_planned_tactic().tactic;
   noted.tail_tokens = tail;
   detail::set_last_planned_tactic(noted);

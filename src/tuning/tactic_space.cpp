@@ -201,22 +201,28 @@ int pick_split_k(const ProblemShape& s, const GemmTactic& t) {
 /// (E = 256, W = 256, top-8; docs/PERF.md stop 17): gather bn16 bk256 on
 /// stream-K was the fastest tactic of every row from M = 32 (one token per
 /// expert: 0.95x the best dense tactic) to M = 384 (0.27x). Its widest
-/// stages that divide W; 8 tokens a pass up to 4.5 per expert, 16 up to 20
-/// (32 lost everywhere up to 12 per expert), 32 past 20 per expert (fewer
+/// stages that divide W; 8 tokens a pass up to 4.5 per expert (NVFP4: 5),
+/// 16 up to 20 (32 lost everywhere up to 12 per expert), 32 past 20 per expert (fewer
 /// passes over each expert's weights; not measured). The 8-token tiles run
 /// two CTAs per SM where they hold M (more warps to hide latency with); the
 /// wider ones one CTA of four warpgroups with two producer warps. Since stop
 /// 27's producer and pass handout that tile beat the 8-token ones from 5
 /// tokens per expert (H200 sweep, E = 256: M = 160 0.965x, 192 0.934x, 224
 /// 0.851x the time; at 4, M = 128, 8 a pass stayed the best), where 7.5
-/// had been the crossing before. With the most stages that still hold M.
-/// Below one token per expert: not measured, so the dense formulation as
-/// before.
+/// had been the crossing before. Stop 60's sweep (H200, after stops 51-59
+/// sped the 8-token tiles up) moved NVFP4's crossing past 5 per expert: at
+/// M = 160 its 8-token tile ran 0.956x the 16-token one's time, MXFP4's
+/// 1.017x (its 8-token tile runs 7-8% slower than NVFP4's); from 6 per
+/// expert the 16-token tile won for both. The A/B of the entry point:
+/// NVFP4 M = 160 0.944x, prepacked 0.937x. With the most stages that still
+/// hold M. Below one token per expert: not measured, so the dense
+/// formulation as before.
 const GemmTactic* pick_gather(const ProblemShape& shape, const std::vector<GemmTactic>& all) {
   if (shape.layout != kernels::Layout::kMoeDense || shape.top_k <= 0 || shape.experts <= 0) return nullptr;
   const double per_expert = double(shape.m) * std::min(shape.top_k, shape.experts) / shape.experts;
   if (per_expert < 1.0) return nullptr;
-  const int want_bn = per_expert <= 4.5 ? 8 : per_expert <= 20.0 ? 16 : 32;
+  const double most_for_8 = shape.format == Fp4Format::kNVFP4 ? 5.0 : 4.5;
+  const int want_bn = per_expert <= most_for_8 ? 8 : per_expert <= 20.0 ? 16 : 32;
   const GemmTactic* best = nullptr;
   auto better = [&](const GemmTactic& t) {
     if (!best) return true;
@@ -322,7 +328,10 @@ GemmTactic pick_tile(const ProblemShape& shape) {
 /// the direct tile) would cost more than the whole tile it saves. (The
 /// 256-K stage tiles keep those ratios: 319, 162 and 236 us.) With 256-K
 /// stages a tail of 65-96 takes the 96-token tile (stop 38: 237 us against
-/// the direct tile's 299; M = 224 and 352 0.89-0.95x the time).
+/// the direct tile's 299; M = 224 and 352 0.89-0.95x the time). (The split
+/// is at a whole tile: the tail's tokens start a 128-row scale band, which
+/// a call's A must. Stop 60 tried M = 145-192 as 96 + the rest: the second
+/// call's A started mid-band and faulted.)
 int moe_tail_tokens(const ProblemShape& s, const GemmTactic& picked, int block_tokens) {
   if (s.layout != kernels::Layout::kMoeDense || picked.swap_ab || picked.moe_gather || picked.fp8 || block_tokens <= 0 ||
       s.m <= block_tokens)

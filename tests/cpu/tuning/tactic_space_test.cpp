@@ -106,6 +106,7 @@ TEST(TacticSpace, MoeTailTokensPastTheDirectTile) {
   EXPECT_EQ(tail_at(224, direct256), 96);  // the 96-token swap-AB tile
   EXPECT_EQ(tail_at(200, direct256), 72);
   EXPECT_EQ(tail_at(160, direct256), 32);
+  EXPECT_EQ(tail_at(192, direct256), 64);
   EXPECT_EQ(tail_at(256, direct256), 0);
   GemmTactic swap = direct;
   swap.swap_ab = true;
@@ -225,12 +226,15 @@ TEST(TacticSpace, HeuristicPicksTheSweepsBestOnMeasuredRows) {
       // M = 32, 0.27x at M = 384); 8 tokens a pass up to M = 128 (H200,
       // stop 18: 0.84-0.86x the time of 16 at M = 32-96), 16 beyond (H200
       // sweep at 7853f4b, stop 27: the one-CTA 16-token tile the best at M
-      // = 160-224)
+      // = 160-224; stop 60's sweep at 06f6dbb: NVFP4 M = 160 takes 8 a pass,
+      // 135.7 us against 141.9, MXFP4 keeps 16, 143.1 against 145.5)
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 65536, 256, 256, 8}, true, 8, kStreamK, true, 256},
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 64, 7168, 65536, 256, 256, 8}, true, 8, kStreamK, true, 256},
       {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 96, 7168, 65536, 256, 256, 8}, true, 8, kStreamK, true, 256},
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 128, 7168, 65536, 256, 256, 8}, true, 8, kStreamK, true, 256},
-      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 160, 7168, 65536, 256, 256, 8}, true, 16, kStreamK, true, 256},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 160, 7168, 65536, 256, 256, 8}, true, 8, kStreamK, true, 256},
+      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 160, 7168, 65536, 256, 256, 8}, true, 16, kStreamK, true, 256},
+      {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 192, 7168, 65536, 256, 256, 8}, true, 16, kStreamK, true, 256},
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 224, 7168, 65536, 256, 256, 8}, true, 16, kStreamK, true, 256},
       {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 256, 7168, 65536, 256, 256, 8}, true, 16, kStreamK, true, 256},
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 384, 7168, 65536, 256, 256, 8}, true, 16, kStreamK, true, 256},
@@ -385,8 +389,8 @@ TEST(TacticSpace, HeuristicSplitOfAGivenTile) {
 }
 
 TEST(TacticSpace, GatherOnlyForRoutedAlphaThatItHolds) {
-  auto pick = [](int m, int top_k, int width, int n = 7168) {
-    TuneShape call{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, m, n, 256 * width, 256, width, top_k};
+  auto pick = [](int m, int top_k, int width, int n = 7168, Fp4Format format = Fp4Format::kNVFP4) {
+    TuneShape call{GemmOp::kMoeFc2, format, GemmOutput::kBF16, m, n, 256 * width, 256, width, top_k};
     ProblemShape s = problem_shape(call);
     s.sm_count = 132;
     return pick_tactic(s);
@@ -407,8 +411,10 @@ TEST(TacticSpace, GatherOnlyForRoutedAlphaThatItHolds) {
   EXPECT_EQ(pick(128, 8, 256).block_n, 8) << "four tokens per expert: 8 a pass";
   EXPECT_EQ(pick(96, 8, 256).stages, 4) << "the 8-token tile with four stages holds 96 tokens";
   const GemmTactic m160 = pick(160, 8, 256);
-  EXPECT_EQ(m160.block_n, 16) << "five tokens per expert: 16 a pass";
-  EXPECT_EQ(m160.stages, 6) << "the one-CTA 16-token tile";
+  EXPECT_EQ(m160.block_n, 8) << "five tokens per expert, NVFP4: 8 a pass";
+  EXPECT_EQ(m160.stages, 4) << "the four-stage 8-token tile holds 160 tokens";
+  EXPECT_EQ(pick(160, 8, 256, 7168, Fp4Format::kMXFP4).block_n, 16) << "five tokens per expert, MXFP4: 16 a pass";
+  EXPECT_EQ(pick(192, 8, 256).block_n, 16) << "six tokens per expert: 16 a pass";
   EXPECT_EQ(pick(256, 8, 256).block_n, 16) << "eight tokens per expert: 16 a pass";
   {
     TuneShape call{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 256 * 256, 256, 256, 8};
