@@ -279,7 +279,7 @@ FP4MOE_C_API fp4moe_status fp4moe_tune(const fp4moe_tune_shape* shapes, int32_t 
  * shapes to `out` (null when capacity is 0) and the total to *count. CPU only. */
 FP4MOE_C_API fp4moe_status fp4moe_parse_shape_list(const char* text, const char* name, int64_t max_m,
                                                     fp4moe_tune_shape* out, int32_t capacity, int32_t* count);
-/* The bucket holding m (rounded up: every 8 to 128, then every 128), or 0
+/* The bucket holding m (rounded up: 1, 2, 4, then every 8 to 128, then every 128), or 0
  * when it is past max_m (the heuristic decides there). CPU only. */
 FP4MOE_C_API fp4moe_status fp4moe_tuning_bucket(int64_t m, int64_t max_m, int64_t* bucket);
 /* Uses `path` as the cache file in this process; null or "": back to the

@@ -13,8 +13,8 @@
 // the combinations the argument checks refuse for the shape.
 //
 // Buckets: a token count M (tokens per group: see TuneShape::m) maps to the
-// bucket that holds it, rounding up: every 8 up to 128 (8, 16, ..., 128),
-// then every 128 (256, 384, ...). The tuner times a fine bucket at M = the
+// bucket that holds it, rounding up: 1, 2 and 4, then every 8 up to 128
+// (8, 16, ..., 128), then every 128 (256, 384, ...). The tuner times a fine bucket at M = the
 // bucket's value; a 128-wide bucket (b-128, b] at b-96, b-32 and b, keeping
 // the tactic whose worst slowdown over those three is smallest (one tactic
 // serves the whole bucket, and the best one can change inside it). A tile

@@ -4,8 +4,8 @@ Every GEMM called without ``tactic=`` runs the tuning cache's tactic for its
 problem if the cache has one, else the heuristic's. ``tune()`` times every
 tactic that can run a problem on the current GPU (cold L2, warm-up, median of
 repeats, CUDA events) and merges the fastest into the cache file, per bucket
-of the token dimension: every 8 tokens up to 128, then every 128 up to
-``max_m`` (default 8192); past it the heuristic decides.
+of the token dimension: 1, 2 and 4 tokens, then every 8 up to 128, then
+every 128 up to ``max_m`` (default 8192); past it the heuristic decides.
 
 The cache file is JSON, one per library version, tactic set and device (a
 file written for another one is refused with a warning on stderr, a corrupt
@@ -255,8 +255,9 @@ def tune_shape_list(path, **options) -> List[TuneResult]:
 
 
 def tuning_bucket(m: int, max_m: int = DEFAULT_MAX_M) -> int:
-    """The bucket holding token count m (rounded up: every 8 up to 128, then
-    every 128), or 0 when it is past max_m (the heuristic decides there)."""
+    """The bucket holding token count m (rounded up: 1, 2, 4, then every 8 up
+    to 128, then every 128), or 0 when it is past max_m (the heuristic
+    decides there)."""
     for argument, value in (("m", m), ("max_m", max_m)):
         if not _is_int(value) or not -2**63 <= value < 2**63:
             raise invalid_argument("tuning_bucket", argument, "must be an int of 64 bits", repr(value))

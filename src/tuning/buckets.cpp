@@ -1,6 +1,7 @@
 #include "tuning/buckets.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 
 namespace fp4moe::tuning {
@@ -11,6 +12,7 @@ std::int64_t round_up(std::int64_t v, std::int64_t step) { return (v + step - 1)
 
 std::int64_t bucket_of(std::int64_t m) {
   m = std::max<std::int64_t>(m, 1);
+  if (m <= kSmallBucketLimit) return static_cast<std::int64_t>(std::bit_ceil(static_cast<std::uint64_t>(m)));
   if (m <= kFineBucketLimit) return round_up(m, kFineBucketStep);
   // Saturate instead of overflowing for absurd m (the key only has to miss).
   if (m > std::numeric_limits<std::int64_t>::max() - kCoarseBucketStep) return std::numeric_limits<std::int64_t>::max();

@@ -1,5 +1,5 @@
-// Tuning buckets of the token dimension: every 8 tokens up to 128, every 128
-// above. Host only.
+// Tuning buckets of the token dimension: 1, 2 and 4, then every 8 tokens up
+// to 128, every 128 above. Host only.
 #pragma once
 
 #include <cstdint>
@@ -7,7 +7,13 @@
 
 namespace fp4moe::tuning {
 
-constexpr std::int64_t kFineBucketStep = 8;      ///< buckets 8, 16, ..., 128
+/// Buckets 1, 2 and 4 (powers of two) below the first step of 8: one or two
+/// tokens run the CUDA-core route (kernels/sm90/dp4a_gemv.cuh), eight a
+/// wgmma tile, and one bucket for all of 1-8, tuned at 8, cached the
+/// 16-token tile for one-token calls at 1.27-1.54x the route's time (H200
+/// decode sweep, docs/PERF.md stop 60).
+constexpr std::int64_t kSmallBucketLimit = 4;
+constexpr std::int64_t kFineBucketStep = 8;      ///< then buckets 8, 16, ..., 128
 constexpr std::int64_t kFineBucketLimit = 128;
 constexpr std::int64_t kCoarseBucketStep = 128;  ///< then 256, 384, ...
 constexpr std::int64_t kDefaultMaxBucket = 8192;

@@ -68,11 +68,12 @@ int main(void) {
   int64_t bucket = 0;
   expect(fp4moe_tuning_bucket(129, 8192, &bucket) == FP4MOE_OK && bucket == 256, "bucket of 129");
   expect(fp4moe_tuning_bucket(8193, 8192, &bucket) == FP4MOE_OK && bucket == 0, "past the maximum: no bucket");
-  fp4moe_tune_shape shapes[4];
+  fp4moe_tune_shape shapes[8];
   int32_t n = 0;
-  expect(fp4moe_parse_shape_list("masked nvfp4 bf16 groups=8 m=1-24 n=4096 k=7168\n", NULL, 0, shapes, 4, &n) ==
+  expect(fp4moe_parse_shape_list("masked nvfp4 bf16 groups=8 m=1-24 n=4096 k=7168\n", NULL, 0, shapes, 8, &n) ==
                  FP4MOE_OK &&
-             n == 3 && shapes[2].m == 24 && shapes[0].op == FP4MOE_LAYOUT_MASKED && shapes[0].groups == 8,
+             n == 6 && shapes[0].m == 1 && shapes[3].m == 8 && shapes[5].m == 24 &&
+             shapes[0].op == FP4MOE_LAYOUT_MASKED && shapes[0].groups == 8,
          "shape list parsed, one shape per bucket");
   expect(fp4moe_parse_shape_list("dense nvfp4 bf16 m=1 n=256 k=250\n", "list", 0, shapes, 4, &n) ==
                  FP4MOE_ERROR_INVALID_ARGUMENT &&

@@ -56,12 +56,13 @@ def a_tactic():
 
 # ------------------------------------------------------------ buckets ----
 
-def test_buckets_every_8_below_128_then_every_128_up_to_the_maximum():
-    for m in range(1, 129):
+def test_buckets_1_2_4_then_every_8_below_128_then_every_128_up_to_the_maximum():
+    assert [fp4moe.tuning_bucket(m) for m in range(1, 5)] == [1, 2, 4, 4]
+    for m in range(5, 129):
         assert fp4moe.tuning_bucket(m) == (m + 7) // 8 * 8, m
     for m in range(129, 8193, 41):
         assert fp4moe.tuning_bucket(m) == (m + 127) // 128 * 128, m
-    assert fp4moe.tuning_bucket(0) == 8  # m < 1 counts as 1
+    assert fp4moe.tuning_bucket(0) == 1  # m < 1 counts as 1
     assert fp4moe.tuning_bucket(8192) == 8192
     assert fp4moe.tuning_bucket(8193) == 0, "past the maximum the heuristic decides"
     assert fp4moe.tuning_bucket(8193, max_m=16384) == 8320
@@ -85,13 +86,13 @@ def test_shape_list_one_shape_per_bucket():
         "moe_fc2 nvfp4 fp32 experts=256 width=256 m=300 n=7168 top_k=8  # prefill\n"
         "moe_fc1 nvfp4 nvfp4 experts=8 m=all n=512 k=1024\n",
         max_m=1024)
-    masked, rest = shapes[:8], shapes[8:]
-    assert [s.m for s in masked] == [8, 16, 24, 32, 40, 48, 56, 64]
+    masked, rest = shapes[:11], shapes[11:]
+    assert [s.m for s in masked] == [1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64]
     assert all(s == fp4moe.TuneShape("masked", "mxfp4", s.m, 4096, 7168, groups=8) for s in masked)
     assert rest[0] == fp4moe.TuneShape("moe_fc2", "nvfp4", 300, 7168, 65536, groups=256, out="fp32", expert_width=256,
                                        top_k=8), "k filled in from E*W"
     fc1 = rest[1:]
-    assert len(fc1) == 16 + 7 and fc1[-1].m == 1024, "m=all: every bucket up to max_m"
+    assert len(fc1) == 3 + 16 + 7 and fc1[-1].m == 1024, "m=all: every bucket up to max_m"
     assert all(s.op == "moe_fc1" and s.out == "nvfp4" for s in fc1)
 
 

@@ -17,18 +17,18 @@ TEST(ShapeList, ParsesTheDocumentedExample) {
       "moe_fc1 nvfp4 nvfp4 experts=8 m=8 n=512 k=1024\n"
       "contiguous mxfp4 bf16 groups=4 m=4096 n=4096 k=7168\n";
   const std::vector<TuneShape> s = parse_shape_list(text, "shapes.txt", TuneOptions{});
-  ASSERT_EQ(s.size(), 1u + 8u + 1u + 1u + 1u);
+  ASSERT_EQ(s.size(), 1u + 11u + 1u + 1u + 1u);
   EXPECT_EQ(s[0].op, GemmOp::kDense);
   EXPECT_EQ(s[0].m, 64);
   EXPECT_EQ(s[0].n, 2112);
   EXPECT_EQ(s[0].k, 7168);
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < 11; ++i) {
     EXPECT_EQ(s[1 + i].op, GemmOp::kMasked);
     EXPECT_EQ(s[1 + i].format, Fp4Format::kMXFP4);
     EXPECT_EQ(s[1 + i].groups, 8);
-    EXPECT_EQ(s[1 + i].m, 8 * (i + 1));  // one shape per bucket
+    EXPECT_EQ(s[1 + i].m, i < 3 ? 1 << i : 8 * (i - 2));  // one shape per bucket: 1, 2, 4, 8, ..., 64
   }
-  const TuneShape& fc2 = s[9];
+  const TuneShape& fc2 = s[12];
   EXPECT_EQ(fc2.op, GemmOp::kMoeFc2);
   EXPECT_EQ(fc2.out, GemmOutput::kFP32);
   EXPECT_EQ(fc2.groups, 256);
@@ -36,17 +36,17 @@ TEST(ShapeList, ParsesTheDocumentedExample) {
   EXPECT_EQ(fc2.k, 65536);  // filled in from E·W
   EXPECT_EQ(fc2.top_k, 8);
   EXPECT_EQ(fc2.m, 300);
-  EXPECT_EQ(s[10].op, GemmOp::kMoeFc1);
-  EXPECT_EQ(s[10].out, GemmOutput::kNVFP4);
-  EXPECT_EQ(s[11].op, GemmOp::kContiguous);
+  EXPECT_EQ(s[13].op, GemmOp::kMoeFc1);
+  EXPECT_EQ(s[13].out, GemmOutput::kNVFP4);
+  EXPECT_EQ(s[14].op, GemmOp::kContiguous);
 }
 
 TEST(ShapeList, AllMeansEveryBucketUpToTheMaximum) {
   TuneOptions opt;
   opt.max_m = 1024;
   const auto s = parse_shape_list("dense nvfp4 bf16 m=all n=256 k=256\n", "x", opt);
-  ASSERT_EQ(s.size(), 16u + 7u);
-  EXPECT_EQ(s.front().m, 8);
+  ASSERT_EQ(s.size(), 3u + 16u + 7u);
+  EXPECT_EQ(s.front().m, 1);
   EXPECT_EQ(s.back().m, 1024);
 }
 
