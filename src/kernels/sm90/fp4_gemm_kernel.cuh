@@ -725,14 +725,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // bound by shared-memory traffic, shifts it out of the word (its byte
   // loads measured 1.01-1.05x the time on the H200, docs/PERF.md stop 23).
   // With look_up false (std::false_type) xf gets the codes themselves.
-  // kLaneBlocks: one factor a row, block j's (column j of the word), in
-  // xf[0][h] (and xf[1][h], the same).
+  // kLaneBlocks: one factor a row, in xf[0][h] (and xf[1][h], the same):
+  // NVFP4 block j's (column j of the word); MXFP4 the 32-K block of chunk
+  // 2sub + j/2 (column (2sub + j/2) % 4 of the word of chunks 4(sub/2)..).
   auto load_x_factors = [&](int sub, const std::uint32_t (&xcode_row)[2], const std::uint32_t (&xcode_word)[2],
                             std::uint32_t (&xf)[2][2], auto look_up) {
     if constexpr (kLaneBlocks) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const std::uint32_t code = ptx::lds8(xcode_row[h] + j);
+        const std::uint32_t code = ptx::lds8(xcode_row[h] + (kNv ? j : (2 * sub + j / 2) % 4));
         xf[0][h] = xf[1][h] = decltype(look_up)::value ? ptx::lds32(table_base + 4 * code) : code;
       }
     } else {
@@ -752,11 +753,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // of a warp's codes of the sub-step allow it (mxfp4_one_multiply_factor:
   // scales up to 2, as weights' are), else the table's two (a warp-uniform
   // choice; the table is then read only on that path, so load_x_factors
-  // returns the codes). Not in the two-CTA gather tiles (moe-fc2 to M =
-  // 224): there it measured 0.99x the time on weights' scales and 1.05-1.08x
-  // on wider ones (docs/PERF.md stop 26). In the MoE-dense swap-AB tiles
-  // (seed-fc2 M = 32-64): 0.90-0.95x the time (stop 27).
-  constexpr bool kXOneMultiply = !kNv && !Cfg::kFp8 && Cfg::kSwap && !(Cfg::kGather && Cfg::kCtasPerSm == 2);
+  // returns the codes). In the MoE-dense swap-AB tiles (seed-fc2 M =
+  // 32-64): 0.90-0.95x the time (stop 27). The two-CTA gather tiles
+  // (moe-fc2 to M = 224) measured 0.99x the time on weights' scales and
+  // 1.05-1.08x on wider ones in the chunk order (docs/PERF.md stop 26); in
+  // the lane-block order (the 8-token tile, one factor a row), 0.960-0.992x
+  // and 1.037-1.065x (`--wide-weight-scales`, where most votes fail; stop
+  // 60), so that one takes it: an MX quantizer gives weights scales up to
+  // 2 (codes up to 128) wherever a block's amax is below 16.
+  constexpr bool kXOneMultiply =
+      !kNv && !Cfg::kFp8 && Cfg::kSwap && !(Cfg::kGather && Cfg::kCtasPerSm == 2 && !kLaneBlocks);
   // The decode tiles (256-K stages) take a stage's codes at once
   // (consume_stage, stage_codes): MXFP4 decode rows of 1-32 tokens
   // 0.964-0.992x the time, 64 tokens 0.945-0.972x, dense 128x7168x16384
@@ -1115,23 +1121,29 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
             const std::uint32_t code_max = max(max(xf[0][0], xf[0][1]), max(xf[1][0], xf[1][1]));
             one = __all_sync(0xffffffffu, code_max <= kMxfp4OneMultiplyMaxCode);
           }
+          // (kLaneBlocks: [w][h], both words of a row under its one factor, xf[0][h].)
           if (one) {
 #pragma unroll
             for (int cc = 0; cc < 2; ++cc)
 #pragma unroll
               for (int h = 0; h < 2; ++h) {
-                const std::uint32_t f = kXStageCodes ? mxfp4_one_multiply_factor_of_pair(xf[cc][h])
-                                                     : mxfp4_one_multiply_factor(xf[cc][h]);
+                const std::uint32_t code = xf[kLaneBlocks ? 0 : cc][h];
+                const std::uint32_t f =
+                    kXStageCodes ? mxfp4_one_multiply_factor_of_pair(code) : mxfp4_one_multiply_factor(code);
 #pragma unroll
                 for (int q = 0; q < 4; ++q) pairs[cc][h][q] = bf16x2_mul(pairs[cc][h][q], f);
               }
           } else {
+            [[maybe_unused]] PairScale row_ps[2];  // (kLaneBlocks: a row's one factor, looked up once)
 #pragma unroll
             for (int cc = 0; cc < 2; ++cc)
 #pragma unroll
               for (int h = 0; h < 2; ++h) {
                 const std::uint32_t code = kXStageCodes ? xf[cc][h] & 0xffu : xf[cc][h];
-                const PairScale ps = pair_scale_from_table<kNv>(ptx::lds32(table_base + 4 * code));
+                const PairScale ps = kLaneBlocks && cc == 1
+                                         ? row_ps[h]
+                                         : pair_scale_from_table<kNv>(ptx::lds32(table_base + 4 * code));
+                if constexpr (kLaneBlocks) row_ps[h] = ps;
 #pragma unroll
                 for (int q = 0; q < 4; ++q) pairs[cc][h][q] = apply_scale<kNv>(pairs[cc][h][q], ps);
               }
@@ -1139,7 +1151,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 #pragma unroll
           for (int cc = 0; cc < 2; ++cc)
 #pragma unroll
-            for (int h = 0; h < 2; ++h) put_pairs(cc, h, pairs[cc][h]);
+            for (int h = 0; h < 2; ++h) {
+              if constexpr (kLaneBlocks) {  // pair t of word w = cc, row h: a[2w + h] of k16 step t
+#pragma unroll
+                for (int t = 0; t < 4; ++t) afrag[buf][t][2 * cc + h] = pairs[cc][h][t];
+              } else {
+                put_pairs(cc, h, pairs[cc][h]);
+              }
+            }
         } else if constexpr (kLaneBlocks) {  // pair t of word w, row h: a[2w + h] of k16 step t
 #pragma unroll
           for (int w = 0; w < 2; ++w)

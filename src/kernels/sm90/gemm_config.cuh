@@ -222,13 +222,20 @@ struct GemmConfig {
   // unmeasured 128-K and two-CTA variants. Not the 64-token decode tile on prepacked weights
   // (1.005-1.017x with row items), MoE-dense's 32- and 64-token tiles
   // (seed-fc2 M = 32 and 64: 1.001-1.011x with row items; with chunk items
-  // stop 51 had 0.973-1.023x), MXFP4 (a 32-element block spans a lane's
-  // two words either way) or the tiles converting tokens a sub-step at a
-  // time.
+  // stop 51 had 0.973-1.023x), MXFP4's other tiles (not measured) or the
+  // tiles converting tokens a sub-step at a time.
+  // MXFP4 takes it on the 8-token gather tile: a lane's 16 K of a sub-step
+  // lie in one 32-K block, so one factor and one 8-byte load a row, where
+  // the chunk order takes two 4-byte loads and two factors (a lane's words
+  // of chunks 2sub and 2sub + 1 are two blocks): shared loads a stage
+  // 51 -> 27 (SASS), moe-fc2 MXFP4 M = 32-128 0.971-1.009x the time, and
+  // with the voted one multiply a pair it brings (fp4_gemm_kernel.cuh
+  // kXOneMultiply) 0.960-0.992x (H200, docs/PERF.md stop 60).
   static constexpr bool kLaneBlocks =
-      kNvfp4 && kSwap && kYWholeStage && !kFp8 &&
-      (kGather ? (BN_ == 8 || (BN_ == 16 && BK_ == 256 && kCtasPerSm_ == 1))
-               : kMoe ? BN_ == 96 : (BN_ == 16 || BN_ == 32 || (BN_ == 64 && !kPrepackedB_)));
+      kSwap && kYWholeStage && !kFp8 &&
+      (kNvfp4 ? (kGather ? (BN_ == 8 || (BN_ == 16 && BK_ == 256 && kCtasPerSm_ == 1))
+                         : kMoe ? BN_ == 96 : (BN_ == 16 || BN_ == 32 || (BN_ == 64 && !kPrepackedB_)))
+              : kGather && BN_ == 8);
   // Whole-row token items in the lane-block order (operand_items.cuh
   // load_row, store_row_lane_blocks): an item is one token row's 64-K
   // sub-step (two chunks, four blocks, eight 16-byte pieces), so its
