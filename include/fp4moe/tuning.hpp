@@ -14,15 +14,15 @@
 //
 // Buckets: a token count M (tokens per group: see TuneShape::m) maps to the
 // bucket that holds it, rounding up: 1, 2 and 4, then every 8 up to 128
-// (8, 16, ..., 128), then every 128 (256, 384, ...). The tuner times a fine bucket at M = the
-// bucket's value; a 128-wide bucket (b-128, b] at b-96, b-32 and b, keeping
-// the tactic whose worst slowdown over those three is smallest (one tactic
-// serves the whole bucket, and the best one can change inside it). A tile
-// whose token limit lies inside the bucket is charged, past it, the
-// heuristic's time there: a cached tactic a call cannot run gives way to the
-// heuristic's at run time. It
-// refuses buckets past TuneOptions::max_m (default 8192); a run-time M in a
-// bucket nobody tuned is a miss, and the heuristic decides.
+// (8, 16, ..., 128), then every 128 (256, 384, ...). The tuner times a
+// fine bucket at M = the bucket's value; a 128-wide bucket (b-128, b] at
+// b-96, b-32 and b, keeping the tactic whose worst slowdown over those
+// three is smallest (one tactic serves the whole bucket, and the best one
+// can change inside it). A tile whose token limit lies inside the bucket is
+// charged, past it, the heuristic's time there: a cached tactic a call
+// cannot run gives way to the heuristic's at run time. It refuses buckets
+// past TuneOptions::max_m (default 8192); a run-time M in a bucket nobody
+// tuned is a miss, and the heuristic decides.
 //
 // Cache file: JSON, one per (library version, tactic-space version, device
 // name, SM count); entries keyed by operation, format, output, N, K, groups

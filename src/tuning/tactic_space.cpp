@@ -202,8 +202,8 @@ int pick_split_k(const ProblemShape& s, const GemmTactic& t) {
 /// stream-K was the fastest tactic of every row from M = 32 (one token per
 /// expert: 0.95x the best dense tactic) to M = 384 (0.27x). Its widest
 /// stages that divide W; 8 tokens a pass up to 4.5 per expert (NVFP4: 5),
-/// 16 up to 20 (32 lost everywhere up to 12 per expert), 32 past 20 per expert (fewer
-/// passes over each expert's weights; not measured). The 8-token tiles run
+/// 16 up to 20 (32 lost everywhere up to 12 per expert), 32 past 20 per
+/// expert (fewer passes over each expert's weights; not measured). The 8-token tiles run
 /// two CTAs per SM where they hold M (more warps to hide latency with); the
 /// wider ones one CTA of four warpgroups with two producer warps. Since stop
 /// 27's producer and pass handout that tile beat the 8-token ones from 5
