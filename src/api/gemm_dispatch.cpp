@@ -176,7 +176,9 @@ GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call_in, std::int64_t m_r
         throw Error("fp4moe internal: the heuristic picked " + t.name() + ", which has no prepacked kernel");
     }
   }
-  t_last_plan = {t, source, {}, 0};
+  t_last_plan = PlannedTactic{};
+  t_last_plan.tactic = t;
+  t_last_plan.source = source;
   const std::int64_t bt = t.swap_ab ? t.block_n : e->block_m, bw = t.swap_ab ? e->block_m : t.block_n;
   // Weight rows the kernel tiles: FC1 tiles every expert's 2I rows as one.
   const std::int64_t n_rows = call.op == GemmOp::kMoeFc1 ? call.n * call.groups : call.n;

@@ -27,7 +27,7 @@ def test_tune_a_shape_list_and_use_it(cache, rng):
     shapes = fp4moe.parse_shape_list(
         "dense  nvfp4 bf16 m=40 n=512 k=1024\n"
         "masked mxfp4 bf16 groups=4 m=1-16 n=256 k=512\n")
-    assert [s.m for s in shapes] == [40, 8, 16]
+    assert [s.m for s in shapes] == [40, 1, 2, 4, 8, 16]
     seen = []
     results = fp4moe.tune(shapes, progress=seen.append, **QUICK)
     assert seen and seen[-1].shape_index == len(shapes) - 1 and seen[-1].tactics_done == seen[-1].tactics

@@ -557,8 +557,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // rows share, which xw_off already carries (swizzled's rule).
   constexpr std::uint32_t kXRowStep = 8 * Cfg::kRowBytes;
   // The lane-block order (gemm_config.cuh kLaneBlocks): the thread's X
-  // words of a sub-step are block j of each row, bytes 8(j % 2).. of chunk
-  // 2 sub + j / 2.
+  // words of a sub-step are its K 16j..16j+15 (NVFP4 block j) of each row,
+  // bytes 8(j % 2).. of chunk 2 sub + j / 2.
   constexpr bool kLaneBlocks = Cfg::kLaneBlocks;
   const std::uint32_t xw_off = swizzled<Cfg::kRowBytes, Cfg::kSwizzleBits>(x_r0, 0) + (kLaneBlocks ? 8 * (j % 2) : 4 * j);
 
@@ -690,8 +690,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     const int sr = xs_row0 + x_r0 + 8 * h;
     return x_base + Cfg::kOffXScale + (sr / 128) * 512 * Cfg::kChunksPerStage + c * 512 + scale_in_chunk(sr % 128, 0);
   };
-  // kLaneBlocks: xw[w][h] is word w of block j, row x_r0 + 8h (one 8-byte
-  // load a row).
+  // kLaneBlocks: xw[w][h] is word w of the sub-step's K 16j..16j+15, row
+  // x_r0 + 8h (one 8-byte load a row).
   auto load_x_words = [&](std::uint32_t x_base, int sub, std::int32_t xs_row0, std::uint32_t (&xw)[2][2],
                           std::uint32_t (&xcode_row)[2], std::uint32_t (&xcode_word)[2]) {
     if constexpr (kLaneBlocks) {

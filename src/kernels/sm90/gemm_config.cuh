@@ -222,8 +222,9 @@ struct GemmConfig {
   // unmeasured 128-K and two-CTA variants. Not the 64-token decode tile on prepacked weights
   // (1.005-1.017x with row items), MoE-dense's 32- and 64-token tiles
   // (seed-fc2 M = 32 and 64: 1.001-1.011x with row items; with chunk items
-  // stop 51 had 0.973-1.023x), MXFP4's other tiles (not measured) or the
-  // tiles converting tokens a sub-step at a time.
+  // stop 51 had 0.973-1.023x), MXFP4's 16-token decode tile (0.994-1.008x,
+  // stop 60) and its other tiles (not measured), or the tiles converting
+  // tokens a sub-step at a time.
   // MXFP4 takes it on the 8-token gather tile: a lane's 16 K of a sub-step
   // lie in one 32-K block, so one factor and one 8-byte load a row, where
   // the chunk order takes two 4-byte loads and two factors (a lane's words
