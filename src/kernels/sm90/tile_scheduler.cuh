@@ -457,7 +457,6 @@ __device__ void gather_stream_k_share(const GemmParams& p, GatherShares* out) {
   }
 }
 
-
 /// Masked layout: cumulative token-block counts per group into shared memory
 /// (prefix[0] = 0, prefix[g+1] = prefix[g] + ceil(min(masked_m[g], M) / BT)).
 /// Run by one warp before the roles split.
