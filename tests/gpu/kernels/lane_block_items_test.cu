@@ -38,9 +38,10 @@ TEST(LaneBlockLayout, LogicalKIsABijectionWithOneBlockALane) {
       }
 }
 
-/// What OperandItems reads of a tile configuration for these two stores.
+/// What OperandItems reads of a tile configuration for these stores.
+template <bool kNv>
 struct ItemsCfg {
-  static constexpr bool kNvfp4 = true;
+  static constexpr bool kNvfp4 = kNv;
 };
 
 constexpr int kRows = 16;  // rows of one sub-step's BF16 buffer (every row % 8)
@@ -50,14 +51,22 @@ constexpr int kRows = 16;  // rows of one sub-step's BF16 buffer (every row % 8)
 enum class StoreItem { kHalfChunk, kChunk, kRow };
 constexpr int threads_per_row(StoreItem m) { return m == StoreItem::kHalfChunk ? 4 : m == StoreItem::kChunk ? 2 : 1; }
 
-/// Row n's sub-step (words[8n..8n+7], block b's scale code codes[4n + b])
-/// written by kMode's items into a shared buffer, copied out.
-template <StoreItem kMode>
+/// Scale codes a row's 64-K sub-step: four 16-K blocks (NVFP4) or two
+/// 32-K blocks (MXFP4, one a chunk).
+constexpr int codes_per_row(bool nv) { return nv ? 4 : 2; }
+
+/// Row n's sub-step (words[8n..8n+7], block b's scale code
+/// codes[codes_per_row * n + b]) written by kMode's items into a shared
+/// buffer, copied out.
+template <bool kNv, StoreItem kMode>
 __global__ void lane_block_store_kernel(const std::uint32_t* words, const std::uint8_t* codes, std::uint8_t* out) {
   __shared__ __align__(1024) std::uint8_t buf[kRows * 128];
   const int i = threadIdx.x;
   const std::uint32_t buf_addr = ptx::smem_addr(buf);
+  using Items = OperandItems<ItemsCfg<kNv>>;
+  constexpr int kCodes = codes_per_row(kNv);
   if constexpr (kMode == StoreItem::kRow) {
+    static_assert(kNv, "whole-row items are NVFP4's (operand_items.cuh load_row)");
     const std::uint32_t* w = words + 8 * i;
     RowItem it;
     it.lo = make_uint4(w[0], w[1], w[2], w[3]);
@@ -65,7 +74,7 @@ __global__ void lane_block_store_kernel(const std::uint32_t* words, const std::u
     for (int b = 0; b < 4; ++b) it.f[b] = scale_table_entry<true>(codes[4 * i + b]);
     ItemPlace pl{};
     pl.bf16 = i * 128 + (i % 8) * 16;  // piece 0 of row i (OperandItems::place, chunk 0)
-    OperandItems<ItemsCfg>::store_row_lane_blocks(it, pl, buf_addr);
+    Items::store_row_lane_blocks(it, pl, buf_addr);
     __syncthreads();
     for (int b = threadIdx.x; b < kRows * 128; b += blockDim.x) out[b] = buf[b];
     return;
@@ -77,37 +86,43 @@ __global__ void lane_block_store_kernel(const std::uint32_t* words, const std::u
   pl.k0 = 32 * cc;
   pl.part = h;
   const std::uint32_t* w = words + 8 * n + 4 * cc;
-  const std::uint8_t* c = codes + 4 * n + 2 * cc;
+  // The chunk's codes: NVFP4 two 16-K blocks, MXFP4 one 32-K block (both
+  // factors the same, as OperandItems::load and load_words give them).
+  const std::uint8_t* c = codes + kCodes * n + (kNv ? 2 * cc : cc);
   Item it;
   if constexpr (kHalves) {
     it.raw = make_uint4(w[2 * h], w[2 * h + 1], 0u, 0u);
-    it.f0 = it.f1 = scale_table_entry<true>(c[h]);
-    OperandItems<ItemsCfg>::store_half_chunk_lane_blocks(it, pl, buf_addr);
+    it.f0 = it.f1 = scale_table_entry<kNv>(c[kNv ? h : 0]);
+    Items::store_half_chunk_lane_blocks(it, pl, buf_addr);
   } else {
     it.raw = make_uint4(w[0], w[1], w[2], w[3]);
-    it.f0 = scale_table_entry<true>(c[0]);
-    it.f1 = scale_table_entry<true>(c[1]);
-    OperandItems<ItemsCfg>::store_chunk_lane_blocks(it, pl, buf_addr);
+    it.f0 = scale_table_entry<kNv>(c[0]);
+    it.f1 = scale_table_entry<kNv>(c[kNv ? 1 : 0]);
+    Items::store_chunk_lane_blocks(it, pl, buf_addr);
   }
   __syncthreads();
   for (int b = threadIdx.x; b < kRows * 128; b += blockDim.x) out[b] = buf[b];
 }
 
-template <StoreItem kMode>
+template <bool kNv, StoreItem kMode>
 void check_lane_block_stores() {
+  constexpr int kCodes = codes_per_row(kNv);
   test::Rng rng;
   for (int iter = 0; iter < 8; ++iter) {
     std::vector<std::uint32_t> words(8 * kRows);
     for (auto& x : words) x = static_cast<std::uint32_t>(rng.integer(0, 0xffffffffll));
-    // Scales 2^-3..2^3 times 1, 1.25, 1.5 or 1.75 (normal E4M3 codes), so a
-    // block placed in the wrong slot shows as a wrong value.
-    std::vector<std::uint8_t> codes(4 * kRows);
-    for (auto& c : codes) c = static_cast<std::uint8_t>(((rng.integer(4, 10)) << 3) | (rng.integer(0, 3) << 1));
+    // NVFP4: scales 2^-3..2^3 times 1, 1.25, 1.5 or 1.75 (normal E4M3
+    // codes); MXFP4: 2^-7..2^7. Either way a block placed in the wrong slot
+    // shows as a wrong value.
+    std::vector<std::uint8_t> codes(kCodes * kRows);
+    for (auto& c : codes)
+      c = kNv ? static_cast<std::uint8_t>(((rng.integer(4, 10)) << 3) | (rng.integer(0, 3) << 1))
+              : static_cast<std::uint8_t>(rng.integer(120, 134));
     test::DeviceBuffer<std::uint32_t> dw(words.size());
     test::DeviceBuffer<std::uint8_t> dc(codes.size()), dout(kRows * 128);
     dw.upload(words);
     dc.upload(codes);
-    lane_block_store_kernel<kMode><<<1, kRows * threads_per_row(kMode)>>>(dw.get(), dc.get(), dout.get());
+    lane_block_store_kernel<kNv, kMode><<<1, kRows * threads_per_row(kMode)>>>(dw.get(), dc.get(), dout.get());
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     const std::vector<std::uint8_t> got = dout.download();
     for (int n = 0; n < kRows; ++n)
@@ -117,7 +132,10 @@ void check_lane_block_stores() {
         const int byte = n * 128 + (((l / 8) ^ (n % 8)) * 16) + 2 * (l % 8);
         const std::uint16_t bits = static_cast<std::uint16_t>(got[byte] | (got[byte + 1] << 8));
         const unsigned code = (words[8 * n + r / 8] >> (4 * (r % 8))) & 0xf;
-        const double want = double(decode_e2m1(code)) * double(decode_e4m3(codes[4 * n + r / 16])) * std::ldexp(1.0, -9);
+        // NVFP4 items carry 2^-9 (the epilogue's 2^18 undoes both
+        // operands'); MXFP4's are exact.
+        const double want = kNv ? double(decode_e2m1(code)) * double(decode_e4m3(codes[4 * n + r / 16])) * std::ldexp(1.0, -9)
+                                : double(decode_e2m1(code)) * double(decode_ue8m0(codes[2 * n + r / 32]));
         ASSERT_EQ(double(bf16_bits_to_float(bits)), want) << "row " << n << " real k " << r << " (logical " << l << ")";
       }
   }
@@ -125,17 +143,30 @@ void check_lane_block_stores() {
 
 TEST(LaneBlockItems, HalfChunkStoresPutEveryRealKAtItsLaneBlockSlot) {
   FP4MOE_REQUIRE_GPU();
-  check_lane_block_stores<StoreItem::kHalfChunk>();
+  check_lane_block_stores<true, StoreItem::kHalfChunk>();
 }
 
 TEST(LaneBlockItems, ChunkStoresPutEveryRealKAtItsLaneBlockSlot) {
   FP4MOE_REQUIRE_GPU();
-  check_lane_block_stores<StoreItem::kChunk>();
+  check_lane_block_stores<true, StoreItem::kChunk>();
 }
 
 TEST(LaneBlockItems, RowStoresPutEveryRealKAtItsLaneBlockSlot) {
   FP4MOE_REQUIRE_GPU();
-  check_lane_block_stores<StoreItem::kRow>();
+  check_lane_block_stores<true, StoreItem::kRow>();
+}
+
+// MXFP4's 8-token gather tile takes the lane-block order with these items
+// (gemm_config.cuh kLaneBlocks): one 32-K block a chunk, so both blocks of
+// a lane-block pair (2cc, 2cc + 1) share chunk cc's factor.
+TEST(LaneBlockItems, Mxfp4HalfChunkStoresPutEveryRealKAtItsLaneBlockSlot) {
+  FP4MOE_REQUIRE_GPU();
+  check_lane_block_stores<false, StoreItem::kHalfChunk>();
+}
+
+TEST(LaneBlockItems, Mxfp4ChunkStoresPutEveryRealKAtItsLaneBlockSlot) {
+  FP4MOE_REQUIRE_GPU();
+  check_lane_block_stores<false, StoreItem::kChunk>();
 }
 
 }  // namespace
