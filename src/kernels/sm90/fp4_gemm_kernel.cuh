@@ -768,8 +768,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // 0.964-0.992x the time, 64 tokens 0.945-0.972x, dense 128x7168x16384
   // (the 128-token tile) 0.973-0.980x (H200, docs/PERF.md stop 33); the
   // MoE-dense tiles too: seed-fc2 MXFP4 M = 32 and 64 0.968-1.002x (stop
-  // 34). Not the gather tiles: 0.998-1.017x on moe-fc2 MXFP4 (stop 34).
-  constexpr bool kXStageCodes = kXOneMultiply && !Cfg::kGather && BK == 256;
+  // 34). Not the gather tiles in the chunk order: 0.998-1.017x on moe-fc2
+  // MXFP4 (stop 34); the 8-token one in the lane-block order takes it
+  // (moe-fc2 MXFP4 M = 32-128 0.982-0.998x, with `--wide-weight-scales`
+  // 0.993-1.009x; stop 61).
+  constexpr bool kXStageCodes = kXOneMultiply && (!Cfg::kGather || kLaneBlocks) && BK == 256;
   // Prepacked MXFP4 weights as Y (without swap-AB, not MoE-dense): each
   // item's factor worked out from its code (OperandItems::load) rather than
   // read from the table. Dense and prefill MXFP4 prepacked cluster rows
@@ -1064,8 +1067,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 #pragma unroll
         for (int cc = 0; cc < 2; ++cc)
 #pragma unroll
-          for (int h = 0; h < 2; ++h)  // code column (2sub + cc) % 4 of chunk sub / 2
-            xf[cc][h] = mxfp4_code_pair(stage_codes[h][sub / 2], (2 * sub + cc) % 4);
+          for (int h = 0; h < 2; ++h)  // code column (2sub + cc) % 4 of chunk sub / 2 ((2sub + j/2) % 4: lane blocks)
+            xf[cc][h] = mxfp4_code_pair(stage_codes[h][sub / 2], (2 * sub + (kLaneBlocks ? j / 2 : cc)) % 4);
       } else if constexpr (Cfg::kXInRegs) {
         load_x_factors(sub, xcode_row, xcode_word, xf, std::bool_constant<!kXOneMultiply>{});
       }
