@@ -82,7 +82,7 @@ def consumer_states(ev):
             acc["top-own" if a1 else "top-foreign"] += d
         elif k0 == 1 and k1 == 6:
             acc["top-foreign"] += d
-        elif k0 == 2 and a0 == 1:
+        elif k0 == 2 and a0 != 0:
             acc["mma"] += d
             passes += 1
         elif k0 == 3:
@@ -134,9 +134,9 @@ def main():
                 total[k] += v
             span_all += span
             for (k0, a0, t0), (k1, a1, t1) in zip(e, e[1:]):
-                if k0 == 1 and k1 == 2 and a1 == 1:
+                if k0 == 1 and k1 == 2 and a1 != 0:
                     own_waits.append(t1 - t0)
-                if k0 == 2 and a0 == 1 and k1 == 3:
+                if k0 == 2 and a0 != 0 and k1 == 3:
                     mma_times.append(t1 - t0)
         # Stage n's land time: the earliest 'got' of a warpgroup that waited
         # (its wait began after the issue).
@@ -350,9 +350,9 @@ def chain(ctas, actors, rows):
         share = next(((a, v) for k, a, v in pev if k == 27), None)
         if share is not None:
             placement[c] = share
-        own_passes = sum(1 for e in cons for k, a, _ in e if k == 2 and a == 1)
+        own_passes = sum(1 for e in cons for k, a, _ in e if k == 2 and a != 0)
         ends_by_cta[c] = (sm, to_ns(max(ends)), own_passes, to_ns(first_issue),
-                          sorted(to_ns(v) for e in cons for k, a, v in e if k == 2 and a == 1))
+                          sorted(to_ns(v) for e in cons for k, a, v in e if k == 2 and a != 0))
     if not starts:
         return
     t0 = min(n for n, _ in starts.values())

@@ -1416,7 +1416,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           it += Cfg::kConsumers;
           break;
         }
-        trace.mark(kTrPassGot, 1);
+        trace.mark(kTrPassGot, h.valid > 0 ? h.valid : 255);  // (the pass's tokens; 255: a padding pass)
         if (h.valid == 0) {  // a padding pass: its stages hold no data; its turn of the hand-over
           for (int st = 0; st < stages_per_pass; ++st, it += Cfg::kConsumers) {
             wait_stage(it);
