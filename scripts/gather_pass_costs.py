@@ -23,6 +23,9 @@ from pipeline_trace import is_watcher, read
 
 PASS_WAIT, PASS_GOT, MMA_DONE, ORDER_GOT, ADDED, TILE_END, STORED = 1, 2, 3, 4, 5, 6, 7
 KERNEL_START, GLOBAL_TIME, WATCH_END, SHARE = 15, 17, 25, 27
+ARRIVED, REDUCED, EPI_LAPPED, PARTIAL_STORED = 13, 14, 28, 29
+EPI_STEPS = {EPI_LAPPED: "first hand-over", PARTIAL_STORED: "partial stored", ARRIVED: "arrival",
+             REDUCED: "slots added and stored", STORED: "last hand-over"}
 
 
 def median(v):
@@ -95,6 +98,34 @@ def main():
         per_cta[c] = dict(passes=n_pass, tokens=n_tok, epilogues=n_epi, busy=max(busy.values()) if busy else 0,
                       busy_sum=sum(busy.values()), epi=epi, end_ns=to_ns(end) if to_ns else float("nan"),
                       share=share, slot=slot)
+    # The epilogue's steps (traces since stop 61), by kind of work item:
+    # alone on its tile, a contributor that arrived before the last, the last.
+    steps = defaultdict(lambda: defaultdict(list))
+    for (c, a), ev in rows.items():
+        if a == 0 or is_watcher(ev):
+            continue
+        for i, (k, arg, t) in enumerate(ev):
+            if k != TILE_END:
+                continue
+            marks, prev, kind = [], t, "alone"
+            for k2, a2, t2 in ev[i + 1:]:
+                if k2 in EPI_STEPS:
+                    marks.append((k2, t2 - prev))
+                    prev = t2
+                    if k2 == ARRIVED:
+                        kind = "last" if a2 else "not last"
+                if k2 == STORED:
+                    break
+            for k2, d in marks:
+                steps[kind][k2].append(d)
+            steps[kind]["total"].append(prev - t)
+    if steps:
+        print("the epilogue's steps (cycles, median; a warpgroup's, from the tile-end header):")
+        for kind in ("alone", "not last", "last"):
+            if kind in steps:
+                st = steps[kind]
+                print("  %-9s n %5d, total %6d:" % (kind, len(st["total"]), median(st["total"])),
+                      ", ".join("%s %d" % (EPI_STEPS[k], median(st[k])) for k in EPI_STEPS if k in st))
     by_tok = defaultdict(list)
     for p in passes:
         by_tok[p[2]].append(p)

@@ -32,7 +32,7 @@ kWaited = 400  # cycles: a pass-top wait longer than this saw its stage land
 
 NAMES = {1: "pass_wait", 2: "pass_got", 3: "mma_done", 4: "order_got", 5: "added", 6: "tile_end", 7: "stored",
          8: "empty_wait", 9: "empty_got", 10: "issued", 18: "role_start", 19: "first_work", 24: "copy_issued",
-         26: "regs_released", 27: "share"}
+         26: "regs_released", 27: "share", 13: "arrived", 14: "reduced", 28: "epi_lapped", 29: "partial_stored"}
 COPIES = ("weights TMA", "tokens TMA", "weight scales", "token scales")
 
 
@@ -89,7 +89,7 @@ def consumer_states(ev):
             acc["order"] += d
         elif k0 == 4:
             acc["add"] += d
-        elif k0 == 6:
+        elif k0 in (6, 13, 14, 28, 29):  # (the epilogue's own marks since stop 61: 28, 29, 13, 14)
             acc["epilogue"] += d
         else:
             acc["walk"] += d

@@ -1455,7 +1455,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         ptx::mbar_arrive(&order[(wg + 1) % Cfg::kConsumers]);
         trace.mark(kTrAdded, 0);
       }
-      gather_store_tile<Cfg>(p, t, acc_smem, ctid, order_lap);
+      gather_store_tile<Cfg>(p, t, acc_smem, ctid, order_lap, trace);
       trace.mark(kTrStored, 0);
     } else {  // (not a continue: nvcc then warned of unreachable code in every gather kernel)
       trace.mark(kTrItemStart, t.slot);

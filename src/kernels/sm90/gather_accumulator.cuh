@@ -24,6 +24,7 @@
 
 #include "kernels/sm90/fp4_dequant.cuh"
 #include "kernels/sm90/gemm_params.hpp"
+#include "kernels/sm90/pipeline_trace.cuh"
 #include "kernels/sm90/ptx/memory.cuh"
 #include "kernels/sm90/split_k_arrival.cuh"
 #include "kernels/sm90/tile_scheduler.cuh"
@@ -53,15 +54,18 @@ __device__ __forceinline__ void gather_add_pass(std::uint32_t acc, const float (
 }
 
 /// Run by every consumer thread (ctid 0 .. kConsumerThreads - 1) of the CTA;
-/// lap(): this warpgroup's turn of the pass hand-over token.
+/// lap(): this warpgroup's turn of the pass hand-over token. (trace: the
+/// epilogue's steps marked, in a trace build.)
 template <class Cfg, class Lap>
-__device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc_smem, int ctid, const Lap& lap) {
+__device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc_smem, int ctid, const Lap& lap,
+                                  TraceCursor& trace) {
   constexpr int kQuads = Cfg::BM / 4;  // float4 columns of a row
   const std::int64_t tile_floats = std::int64_t(p.m) * Cfg::BM;
   auto cell = [&](std::int32_t idx) {
     return reinterpret_cast<float4*>(acc_smem + (idx / kQuads) * Cfg::kGatherAccStride + 4 * (idx % kQuads));
   };
   lap();  // every pass added
+  trace.mark(kTrEpiLapped, 0);
   const float4* slots = nullptr;  // the tile's partials, where it has several contributors
   if (t.slots > 1) {
     if (t.slots > p.split_slots) __trap();  // the host sized the workspace by a bound this broke
@@ -71,7 +75,10 @@ __device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc
       mine[idx] = *cell(idx);
       *cell(idx) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
-    if (!split_k_arrived_last<Cfg>(p, t, ctid)) {
+    trace.mark(kTrPartialStored, 0);
+    const bool last = split_k_arrived_last<Cfg>(p, t, ctid);
+    trace.mark(kTrArrived, last);
+    if (!last) {
       lap();  // zeroed before the next work item's first addition
       return;
     }
@@ -105,6 +112,7 @@ __device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc
       }
     }
   }
+  trace.mark(kTrReduced, slots != nullptr);
   lap();  // zeroed before the next work item's first addition
 }
 

@@ -49,6 +49,9 @@ enum TraceEvent : std::uint32_t {
   kTrWatchEnd = 25,     ///< gather watcher: its last clock, marked just before the global timer (kTrGlobalTime arg 1)
   kTrRegsReleased = 26, ///< gather producer: past its setmaxnreg.dec (kTrRoleStart: the clock before it)
   kTrShare = 27,        ///< gather producer, 8-token tiles: its stream-K share index in the value (arg: its warp slot, %warpid)
+  // The gather epilogue (gather_store_tile), between kTrTileEnd and kTrStored; kTrArrived and kTrReduced as above.
+  kTrEpiLapped = 28,    ///< consumer: every pass of the work item added (the epilogue's first hand-over)
+  kTrPartialStored = 29,  ///< consumer: its part of the partial stored and the accumulator zeroed (before the arrival)
 };
 constexpr int kTraceCtas = 264;  ///< every CTA of one wave of two-CTA tiles on 132 SMs
 constexpr int kTraceActors = 5;  ///< producer, then up to four consumer warpgroups
