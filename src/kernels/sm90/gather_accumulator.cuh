@@ -86,29 +86,75 @@ __device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc
   }
   float factor = dequant_offset_correction<Cfg::kNvfp4>();
   if constexpr (Cfg::kNvfp4) factor *= p.a.global[0] * p.b.global[0];
-  for (std::int32_t idx = ctid; idx < p.m * kQuads; idx += Cfg::kConsumerThreads) {
-    float4 v4;
+  const int d_elem = p.d_is_bf16 ? 2 : 4;
+  const bool pairs_aligned = reinterpret_cast<std::uintptr_t>(p.d) % (2 * d_elem) == 0 && p.ldd % 2 == 0;
+  auto store = [&](std::int64_t off, float v) {
+    if (p.d_is_bf16) {
+      static_cast<__nv_bfloat16*>(p.d)[off] = __float2bfloat16_rn(v);
+    } else {
+      static_cast<float*>(p.d)[off] = v;
+    }
+  };
+  auto store_pair = [&](std::int64_t off, float v0, float v1) {
+    if (p.d_is_bf16) {
+      *reinterpret_cast<__nv_bfloat162*>(static_cast<__nv_bfloat16*>(p.d) + off) = __floats2bfloat162_rn(v0, v1);
+    } else {
+      *reinterpret_cast<float2*>(static_cast<float*>(p.d) + off) = make_float2(v0, v1);
+    }
+  };
+  // kBatch of the thread's float4s at a time, each slot's loads of them in
+  // flight together, the slots still added in order 0, 1, ... A float4 at a
+  // time (every load waiting on the one before: stores to D between them
+  // may alias the slots), the last contributor at M = 128 spent ~15000
+  // cycles here, three quarters of its epilogue (trace, docs/PERF.md
+  // stop 61).
+  constexpr int kBatch = 4;
+  const std::int32_t quads = p.m * kQuads;
+#pragma unroll 1
+  for (std::int32_t idx0 = ctid; idx0 < quads; idx0 += kBatch * Cfg::kConsumerThreads) {
+    float4 v4[kBatch];
     if (slots) {
-      v4 = __ldcg(slots + idx);
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        const std::int32_t idx = idx0 + b * Cfg::kConsumerThreads;
+        v4[b] = idx < quads ? __ldcg(slots + idx) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      }
+#pragma unroll 1
       for (int sl = 1; sl < t.slots; ++sl) {
-        const float4 w = __ldcg(slots + sl * (tile_floats / 4) + idx);
-        v4 = make_float4(v4.x + w.x, v4.y + w.y, v4.z + w.z, v4.w + w.w);
+        float4 w[kBatch];
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) {
+          const std::int32_t idx = idx0 + b * Cfg::kConsumerThreads;
+          w[b] = idx < quads ? __ldcg(slots + sl * (tile_floats / 4) + idx) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b)
+          v4[b] = make_float4(v4[b].x + w[b].x, v4[b].y + w[b].y, v4[b].z + w[b].z, v4[b].w + w[b].w);
       }
     } else {
-      v4 = *cell(idx);
-      *cell(idx) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    }
-    const std::int32_t m = idx / kQuads, q = idx % kQuads;
-    const float v[4] = {v4.x, v4.y, v4.z, v4.w};
 #pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      const std::int32_t n = t.n0 + 4 * q + c;
-      if (n >= p.n) break;
+      for (int b = 0; b < kBatch; ++b) {
+        const std::int32_t idx = idx0 + b * Cfg::kConsumerThreads;
+        if (idx >= quads) break;
+        v4[b] = *cell(idx);
+        *cell(idx) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      }
+    }
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const std::int32_t idx = idx0 + b * Cfg::kConsumerThreads;
+      if (idx >= quads) break;
+      const std::int32_t m = idx / kQuads, q = idx % kQuads;
+      const float v[4] = {v4[b].x * factor, v4[b].y * factor, v4[b].z * factor, v4[b].w * factor};
+      const std::int32_t n = t.n0 + 4 * q;
       const std::int64_t off = std::int64_t(m) * p.ldd + n;
-      if (p.d_is_bf16) {
-        static_cast<__nv_bfloat16*>(p.d)[off] = __float2bfloat16_rn(v[c] * factor);
+      if (n + 3 < p.n && pairs_aligned) {
+        store_pair(off, v[0], v[1]);
+        store_pair(off + 2, v[2], v[3]);
       } else {
-        static_cast<float*>(p.d)[off] = v[c] * factor;
+#pragma unroll
+        for (int c = 0; c < 4; ++c)
+          if (n + c < p.n) store(off + c, v[c]);
       }
     }
   }
