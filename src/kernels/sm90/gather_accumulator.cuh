@@ -108,7 +108,7 @@ __device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc
   // may alias the slots), the last contributor at M = 128 spent ~15000
   // cycles here, three quarters of its epilogue (trace, docs/PERF.md
   // stop 61).
-  constexpr int kBatch = 4;
+  constexpr int kBatch = 2;
   const std::int32_t quads = p.m * kQuads;
 #pragma unroll 1
   for (std::int32_t idx0 = ctid; idx0 < quads; idx0 += kBatch * Cfg::kConsumerThreads) {
