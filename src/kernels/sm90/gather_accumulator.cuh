@@ -61,8 +61,15 @@ __device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc
                                   TraceCursor& trace) {
   constexpr int kQuads = Cfg::BM / 4;  // float4 columns of a row
   const std::int64_t tile_floats = std::int64_t(p.m) * Cfg::BM;
+  // Float4 idx of the accumulator (row idx / kQuads), by ld/st.shared.
+  const std::uint32_t acc = ptx::smem_addr(acc_smem);
   auto cell = [&](std::int32_t idx) {
-    return reinterpret_cast<float4*>(acc_smem + (idx / kQuads) * Cfg::kGatherAccStride + 4 * (idx % kQuads));
+    return acc + 4u * std::uint32_t((idx / kQuads) * Cfg::kGatherAccStride + 4 * (idx % kQuads));
+  };
+  auto take_cell = [&](std::int32_t idx) {  // read and zeroed for the next work item
+    const uint4 v = ptx::lds128(cell(idx));
+    ptx::sts128(cell(idx), make_uint4(0u, 0u, 0u, 0u));
+    return make_float4(__uint_as_float(v.x), __uint_as_float(v.y), __uint_as_float(v.z), __uint_as_float(v.w));
   };
   lap();  // every pass added
   trace.mark(kTrEpiLapped, 0);
@@ -71,10 +78,7 @@ __device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc
     if (t.slots > p.split_slots) __trap();  // the host sized the workspace by a bound this broke
     float* tile_ws = p.split_partials + std::int64_t(t.index) * p.split_slots * tile_floats;
     float4* mine = reinterpret_cast<float4*>(tile_ws + t.slot * tile_floats);
-    for (std::int32_t idx = ctid; idx < p.m * kQuads; idx += Cfg::kConsumerThreads) {
-      mine[idx] = *cell(idx);
-      *cell(idx) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    }
+    for (std::int32_t idx = ctid; idx < p.m * kQuads; idx += Cfg::kConsumerThreads) mine[idx] = take_cell(idx);
     trace.mark(kTrPartialStored, 0);
     const bool last = split_k_arrived_last<Cfg>(p, t, ctid);
     trace.mark(kTrArrived, last);
@@ -102,12 +106,13 @@ __device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc
       *reinterpret_cast<float2*>(static_cast<float*>(p.d) + off) = make_float2(v0, v1);
     }
   };
-  // kBatch of the thread's float4s at a time, each slot's loads of them in
-  // flight together, the slots still added in order 0, 1, ... A float4 at a
-  // time (every load waiting on the one before: stores to D between them
-  // may alias the slots), the last contributor at M = 128 spent ~15000
-  // cycles here, three quarters of its epilogue (trace, docs/PERF.md
-  // stop 61).
+  // kBatch of the thread's float4s at a time, two slots' loads of them in
+  // flight together, the slots still added in order 0, 1, ... A float4 and
+  // a slot at a time (every load waiting on the one before: stores to D
+  // between them may alias the slots), the last contributor at M = 128
+  // spent ~15000 cycles here, three quarters of its epilogue; two float4s
+  // a slot at a time, ~9800 (traces, docs/PERF.md stop 61). (Four float4s
+  // a batch spilled the pass loop of MXFP4's 8-token tiles.)
   constexpr int kBatch = 2;
   const std::int32_t quads = p.m * kQuads;
 #pragma unroll 1
@@ -119,25 +124,30 @@ __device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc
         const std::int32_t idx = idx0 + b * Cfg::kConsumerThreads;
         v4[b] = idx < quads ? __ldcg(slots + idx) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       }
+      auto add = [](float4 a, float4 b) { return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w); };
 #pragma unroll 1
-      for (int sl = 1; sl < t.slots; ++sl) {
-        float4 w[kBatch];
+      for (int sl = 1; sl < t.slots; sl += 2) {
+        const bool second = sl + 1 < t.slots;
+        float4 w0[kBatch], w1[kBatch];
 #pragma unroll
         for (int b = 0; b < kBatch; ++b) {
           const std::int32_t idx = idx0 + b * Cfg::kConsumerThreads;
-          w[b] = idx < quads ? __ldcg(slots + sl * (tile_floats / 4) + idx) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+          const bool in = idx < quads;
+          w0[b] = in ? __ldcg(slots + sl * (tile_floats / 4) + idx) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+          w1[b] = in && second ? __ldcg(slots + (sl + 1) * (tile_floats / 4) + idx) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
 #pragma unroll
-        for (int b = 0; b < kBatch; ++b)
-          v4[b] = make_float4(v4[b].x + w[b].x, v4[b].y + w[b].y, v4[b].z + w[b].z, v4[b].w + w[b].w);
+        for (int b = 0; b < kBatch; ++b) {
+          v4[b] = add(v4[b], w0[b]);
+          if (second) v4[b] = add(v4[b], w1[b]);  // (not + 0: that would turn -0 into +0)
+        }
       }
     } else {
 #pragma unroll
       for (int b = 0; b < kBatch; ++b) {
         const std::int32_t idx = idx0 + b * Cfg::kConsumerThreads;
         if (idx >= quads) break;
-        v4[b] = *cell(idx);
-        *cell(idx) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        v4[b] = take_cell(idx);
       }
     }
 #pragma unroll
