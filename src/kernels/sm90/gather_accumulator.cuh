@@ -71,6 +71,14 @@ __device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc
     ptx::sts128(cell(idx), make_uint4(0u, 0u, 0u, 0u));
     return make_float4(__uint_as_float(v.x), __uint_as_float(v.y), __uint_as_float(v.z), __uint_as_float(v.w));
   };
+  // NVFP4's global decode scales, loaded now and multiplied only where
+  // this contributor stores D: read there, their round trip stood on the
+  // last contributor's path before its first slot load.
+  [[maybe_unused]] float global_a = 1.0f, global_b = 1.0f;
+  if constexpr (Cfg::kNvfp4) {
+    global_a = __ldg(p.a.global);
+    global_b = __ldg(p.b.global);
+  }
   lap();  // every pass added
   trace.mark(kTrEpiLapped, 0);
   const float4* slots = nullptr;  // the tile's partials, where it has several contributors
@@ -89,7 +97,7 @@ __device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc
     slots = reinterpret_cast<const float4*>(tile_ws);
   }
   float factor = dequant_offset_correction<Cfg::kNvfp4>();
-  if constexpr (Cfg::kNvfp4) factor *= p.a.global[0] * p.b.global[0];
+  if constexpr (Cfg::kNvfp4) factor *= global_a * global_b;
   const int d_elem = p.d_is_bf16 ? 2 : 4;
   const bool pairs_aligned = reinterpret_cast<std::uintptr_t>(p.d) % (2 * d_elem) == 0 && p.ldd % 2 == 0;
   auto store = [&](std::int64_t off, float v) {
