@@ -24,6 +24,7 @@
 
 #include "kernels/sm90/fp4_dequant.cuh"
 #include "kernels/sm90/gemm_params.hpp"
+#include "kernels/sm90/output_stores.cuh"
 #include "kernels/sm90/pipeline_trace.cuh"
 #include "kernels/sm90/ptx/memory.cuh"
 #include "kernels/sm90/split_k_arrival.cuh"
@@ -98,22 +99,8 @@ __device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc
   }
   float factor = dequant_offset_correction<Cfg::kNvfp4>();
   if constexpr (Cfg::kNvfp4) factor *= global_a * global_b;
-  const int d_elem = p.d_is_bf16 ? 2 : 4;
-  const bool pairs_aligned = reinterpret_cast<std::uintptr_t>(p.d) % (2 * d_elem) == 0 && p.ldd % 2 == 0;
-  auto store = [&](std::int64_t off, float v) {
-    if (p.d_is_bf16) {
-      static_cast<__nv_bfloat16*>(p.d)[off] = __float2bfloat16_rn(v);
-    } else {
-      static_cast<float*>(p.d)[off] = v;
-    }
-  };
-  auto store_pair = [&](std::int64_t off, float v0, float v1) {
-    if (p.d_is_bf16) {
-      *reinterpret_cast<__nv_bfloat162*>(static_cast<__nv_bfloat16*>(p.d) + off) = __floats2bfloat162_rn(v0, v1);
-    } else {
-      *reinterpret_cast<float2*>(static_cast<float*>(p.d) + off) = make_float2(v0, v1);
-    }
-  };
+  const OutputStores out{p.d, p.d_is_bf16};
+  const bool pairs_aligned = out.pairs_aligned(p.ldd);
   // kBatch of the thread's float4s at a time, two slots' loads of them in
   // flight together, the slots still added in order 0, 1, ... A float4 and
   // a slot at a time (every load waiting on the one before: stores to D
@@ -167,12 +154,12 @@ __device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc
       const std::int32_t n = t.n0 + 4 * q;
       const std::int64_t off = std::int64_t(m) * p.ldd + n;
       if (n + 3 < p.n && pairs_aligned) {
-        store_pair(off, v[0], v[1]);
-        store_pair(off + 2, v[2], v[3]);
+        out.pair(off, v[0], v[1]);
+        out.pair(off + 2, v[2], v[3]);
       } else {
 #pragma unroll
         for (int c = 0; c < 4; ++c)
-          if (n + c < p.n) store(off + c, v[c]);
+          if (n + c < p.n) out.one(off + c, v[c]);
       }
     }
   }

@@ -5,9 +5,9 @@
 
 #pragma once
 
-#include <cuda_bf16.h>
-
 #include <cstdint>
+
+#include "kernels/sm90/output_stores.cuh"
 
 namespace fp4moe::kernels {
 
@@ -27,13 +27,7 @@ __device__ __forceinline__ void store_split_tile(const float4* tile_ws, int slot
                                               std::int32_t n, std::int32_t n_first, SplitTileRows rows, float factor) {
   constexpr int kBatch = 4;  // float4s a slot per step: two slots' loads in flight
   constexpr int kSlotFloat4s = kTileFloats / 4;
-  auto store = [&](std::int64_t off, float v) {
-    if (d_bf16) {
-      static_cast<__nv_bfloat16*>(d)[off] = __float2bfloat16_rn(v);
-    } else {
-      static_cast<float*>(d)[off] = v;
-    }
-  };
+  const OutputStores out{d, d_bf16};
 #pragma unroll 1
   for (int i0 = 0; i0 < BN / 8; i0 += kBatch) {
     float4 sum[kBatch];
@@ -64,14 +58,10 @@ __device__ __forceinline__ void store_split_tile(const float4* tile_ws, int slot
         const float v1 = pad ? 0.0f : (h ? sum[b].w : sum[b].y) * factor;
         const std::int64_t off = rows.off[h] + col;
         if (col + 1 < n && pairs_aligned) {
-          if (d_bf16) {
-            *reinterpret_cast<__nv_bfloat162*>(static_cast<__nv_bfloat16*>(d) + off) = __floats2bfloat162_rn(v0, v1);
-          } else {
-            *reinterpret_cast<float2*>(static_cast<float*>(d) + off) = make_float2(v0, v1);
-          }
+          out.pair(off, v0, v1);
         } else {
-          store(off, v0);
-          if (col + 1 < n) store(off + 1, v1);
+          out.one(off, v0);
+          if (col + 1 < n) out.one(off + 1, v1);
         }
       }
     }
