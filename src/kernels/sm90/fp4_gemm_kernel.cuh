@@ -66,7 +66,6 @@
 #include "kernels/sm90/moe_gather_producer.cuh"
 #include "kernels/sm90/pipeline_trace.cuh"
 #include "kernels/sm90/operand_items.cuh"
-#include "kernels/sm90/output_stores.cuh"
 #include "kernels/sm90/split_k_arrival.cuh"
 #include "kernels/sm90/split_tile_store.cuh"
 #include "kernels/sm90/swiglu_epilogue.cuh"
@@ -1285,11 +1284,26 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   auto row_of = [&](const Tile& t, int r) {
     return Cfg::kSwap ? t.m0 + 8 * (r / 2) + 2 * j + r % 2 : t.m0 + x_r0 + 8 * r;
   };
-  const OutputStores out{p.d, p.d_is_bf16};
-  const bool d_pairs_aligned =
-      out.pairs_aligned(p.ldd) && (Cfg::kLayout != Layout::kMasked || p.d_group_stride % 2 == 0);
-  auto store_one = [&](std::int64_t off, float v) { out.one(off, v); };
-  auto store_pair = [&](std::int64_t off, float v0, float v1) { out.pair(off, v0, v1); };
+  // (The stores output_stores.cuh names, spelled out here: through its
+  // functions ptxas renamed or rescheduled six masked kernels, a change
+  // without a measurement.)
+  const int d_elem = p.d_is_bf16 ? 2 : 4;
+  const bool d_pairs_aligned = reinterpret_cast<std::uintptr_t>(p.d) % (2 * d_elem) == 0 && p.ldd % 2 == 0 &&
+                               (Cfg::kLayout != Layout::kMasked || p.d_group_stride % 2 == 0);
+  auto store_one = [&](std::int64_t off, float v) {
+    if (p.d_is_bf16) {
+      static_cast<__nv_bfloat16*>(p.d)[off] = __float2bfloat16_rn(v);
+    } else {
+      static_cast<float*>(p.d)[off] = v;
+    }
+  };
+  auto store_pair = [&](std::int64_t off, float v0, float v1) {
+    if (p.d_is_bf16) {
+      *reinterpret_cast<__nv_bfloat162*>(static_cast<__nv_bfloat16*>(p.d) + off) = __floats2bfloat162_rn(v0, v1);
+    } else {
+      *reinterpret_cast<float2*>(static_cast<float*>(p.d) + off) = make_float2(v0, v1);
+    }
+  };
   // The last contributor to a split tile of kReduceFromWorkspace: D from
   // the tile's slots (split_tile_store.cuh), with the epilogue's factor and
   // rows.

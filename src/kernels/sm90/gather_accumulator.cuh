@@ -99,8 +99,7 @@ __device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc
   }
   float factor = dequant_offset_correction<Cfg::kNvfp4>();
   if constexpr (Cfg::kNvfp4) factor *= global_a * global_b;
-  const OutputStores out{p.d, p.d_is_bf16};
-  const bool pairs_aligned = out.pairs_aligned(p.ldd);
+  const bool pairs_aligned = output_pairs_aligned(p.d, p.d_is_bf16, p.ldd);
   // kBatch of the thread's float4s at a time, two slots' loads of them in
   // flight together, the slots still added in order 0, 1, ... A float4 and
   // a slot at a time (every load waiting on the one before: stores to D
@@ -154,12 +153,12 @@ __device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc
       const std::int32_t n = t.n0 + 4 * q;
       const std::int64_t off = std::int64_t(m) * p.ldd + n;
       if (n + 3 < p.n && pairs_aligned) {
-        out.pair(off, v[0], v[1]);
-        out.pair(off + 2, v[2], v[3]);
+        store_output_pair(p.d, p.d_is_bf16, off, v[0], v[1]);
+        store_output_pair(p.d, p.d_is_bf16, off + 2, v[2], v[3]);
       } else {
 #pragma unroll
         for (int c = 0; c < 4; ++c)
-          if (n + c < p.n) out.one(off + c, v[c]);
+          if (n + c < p.n) store_output(p.d, p.d_is_bf16, off + c, v[c]);
       }
     }
   }

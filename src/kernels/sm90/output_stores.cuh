@@ -1,8 +1,11 @@
 // D's element stores, BF16 or FP32 as the call asked: one value, or two
 // adjacent ones as a single 4- or 8-byte store where the caller knows the
-// pair aligned (D's base and row stride even in elements, the column even).
-// One place for the epilogues of the register tiles, their split-tile
-// store and the gather tile's accumulator.
+// pair aligned (output_pairs_aligned, and an even column). One place for
+// the register tiles' epilogue, their split-tile store and the gather
+// tile's accumulator. (Free functions on D's pointer and type as the
+// callers read them at each store: a struct holding them kept two more
+// registers live across the register tiles' loop and rescheduled all of
+// their kernels.)
 #pragma once
 
 #include <cuda_bf16.h>
@@ -11,29 +14,27 @@
 
 namespace fp4moe::kernels {
 
-struct OutputStores {
-  void* d;
-  bool bf16;
+__device__ __forceinline__ void store_output(void* d, bool bf16, std::int64_t off, float v) {
+  if (bf16) {
+    static_cast<__nv_bfloat16*>(d)[off] = __float2bfloat16_rn(v);
+  } else {
+    static_cast<float*>(d)[off] = v;
+  }
+}
 
-  __device__ __forceinline__ void one(std::int64_t off, float v) const {
-    if (bf16) {
-      static_cast<__nv_bfloat16*>(d)[off] = __float2bfloat16_rn(v);
-    } else {
-      static_cast<float*>(d)[off] = v;
-    }
+__device__ __forceinline__ void store_output_pair(void* d, bool bf16, std::int64_t off, float v0, float v1) {
+  if (bf16) {
+    *reinterpret_cast<__nv_bfloat162*>(static_cast<__nv_bfloat16*>(d) + off) = __floats2bfloat162_rn(v0, v1);
+  } else {
+    *reinterpret_cast<float2*>(static_cast<float*>(d) + off) = make_float2(v0, v1);
   }
-  __device__ __forceinline__ void pair(std::int64_t off, float v0, float v1) const {
-    if (bf16) {
-      *reinterpret_cast<__nv_bfloat162*>(static_cast<__nv_bfloat16*>(d) + off) = __floats2bfloat162_rn(v0, v1);
-    } else {
-      *reinterpret_cast<float2*>(static_cast<float*>(d) + off) = make_float2(v0, v1);
-    }
-  }
-  /// Whether every pair at an even offset of a row is aligned: D's base
-  /// and its row stride `ld` (elements).
-  __device__ __forceinline__ bool pairs_aligned(std::int64_t ld) const {
-    return reinterpret_cast<std::uintptr_t>(d) % (bf16 ? 4 : 8) == 0 && ld % 2 == 0;
-  }
-};
+}
+
+/// Whether every pair at an even offset of a row is aligned: D's base and
+/// its row stride `ld` (elements).
+__device__ __forceinline__ bool output_pairs_aligned(const void* d, bool bf16, std::int64_t ld) {
+  const int elem = bf16 ? 2 : 4;
+  return reinterpret_cast<std::uintptr_t>(d) % (2 * elem) == 0 && ld % 2 == 0;
+}
 
 }  // namespace fp4moe::kernels

@@ -27,7 +27,6 @@ __device__ __forceinline__ void store_split_tile(const float4* tile_ws, int slot
                                               std::int32_t n, std::int32_t n_first, SplitTileRows rows, float factor) {
   constexpr int kBatch = 4;  // float4s a slot per step: two slots' loads in flight
   constexpr int kSlotFloat4s = kTileFloats / 4;
-  const OutputStores out{d, d_bf16};
 #pragma unroll 1
   for (int i0 = 0; i0 < BN / 8; i0 += kBatch) {
     float4 sum[kBatch];
@@ -58,10 +57,10 @@ __device__ __forceinline__ void store_split_tile(const float4* tile_ws, int slot
         const float v1 = pad ? 0.0f : (h ? sum[b].w : sum[b].y) * factor;
         const std::int64_t off = rows.off[h] + col;
         if (col + 1 < n && pairs_aligned) {
-          out.pair(off, v0, v1);
+          store_output_pair(d, d_bf16, off, v0, v1);
         } else {
-          out.one(off, v0);
-          if (col + 1 < n) out.one(off + 1, v1);
+          store_output(d, d_bf16, off, v0);
+          if (col + 1 < n) store_output(d, d_bf16, off + 1, v1);
         }
       }
     }
