@@ -1,11 +1,13 @@
 // D's element stores, BF16 or FP32 as the call asked: one value, or two
 // adjacent ones as a single 4- or 8-byte store where the caller knows the
-// pair aligned (output_pairs_aligned, and an even column). One place for
-// the register tiles' epilogue, their split-tile store and the gather
-// tile's accumulator. (Free functions on D's pointer and type as the
-// callers read them at each store: a struct holding them kept two more
-// registers live across the register tiles' loop and rescheduled all of
-// their kernels.)
+// pair aligned (output_pairs_aligned, and an even column). Used by the
+// split-tile store (split_tile_store.cuh) and the gather epilogue
+// (gather_accumulator.cuh); the register tiles' own epilogue spells the
+// same stores out, as through these functions ptxas rescheduled six of
+// its masked kernels (fp4_gemm_kernel.cuh). Free functions on D's pointer
+// and type as each caller reads them at the store: a struct holding the
+// two kept them live across the register tiles' loop and rescheduled all
+// of those kernels.
 #pragma once
 
 #include <cuda_bf16.h>
