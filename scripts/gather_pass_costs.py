@@ -19,10 +19,10 @@ import csv
 import sys
 from collections import defaultdict
 
-from pipeline_trace import is_watcher, read
+from pipeline_trace import is_watcher, read, watcher_clock_to_ns
 
 PASS_WAIT, PASS_GOT, MMA_DONE, ORDER_GOT, ADDED, TILE_END, STORED = 1, 2, 3, 4, 5, 6, 7
-KERNEL_START, GLOBAL_TIME, WATCH_END, SHARE = 15, 17, 25, 27
+SHARE = 27
 ARRIVED, REDUCED, EPI_LAPPED, PARTIAL_STORED = 13, 14, 28, 29
 EPI_STEPS = {EPI_LAPPED: "first hand-over", PARTIAL_STORED: "partial stored", ARRIVED: "arrival",
              REDUCED: "slots added and stored", STORED: "last hand-over"}
@@ -64,14 +64,7 @@ def main():
         cons = [(a, rows[(c, a)]) for a in range(1, actors) if (c, a) in rows and not is_watcher(rows[(c, a)])]
         if not cons:
             continue
-        to_ns = None
-        if w:
-            c0 = next(v for k, _, v in w if k == KERNEL_START)
-            n0 = next(v for k, a, v in w if k == GLOBAL_TIME and a == 0)
-            c1 = next(v for k, _, v in w if k == WATCH_END)
-            n1 = next(v for k, a, v in w if k == GLOBAL_TIME and a == 1)
-            rate = (c1 - c0) / max(1, n1 - n0)
-            to_ns = lambda clk, n0=n0, c0=c0, rate=rate: n0 + (clk - c0) / rate
+        to_ns = watcher_clock_to_ns(w)[1] if w else None
         busy = defaultdict(int)
         n_pass = n_tok = n_epi = 0
         epi = 0

@@ -268,6 +268,17 @@ def is_watcher(ev):
     return any(k == 20 for k, _, _ in ev)
 
 
+def watcher_clock_to_ns(w):
+    """A CTA's clock64 values on the grid's common time (ns), from its
+    watcher row's kernel-start clock and global times at its start and end."""
+    c0 = next(v for k, _, v in w if k == 15)
+    n0 = next(v for k, a, v in w if k == 17 and a == 0)
+    c1 = next(v for k, _, v in w if k == 25)
+    n1 = next(v for k, a, v in w if k == 17 and a == 1)
+    rate = (c1 - c0) / max(1, n1 - n0)  # cycles a ns
+    return n0, lambda clk: n0 + (clk - c0) / rate
+
+
 def chain(ctas, actors, rows):
     """Traces with the gather watcher (every fill of every stage, since stop
     57): each stage fill from its issue to its landing to its consumer's
@@ -283,12 +294,7 @@ def chain(ctas, actors, rows):
         pev = rows.get((c, 0), [])
         if not w or not pev:
             continue
-        c0 = next(v for k, _, v in w if k == 15)
-        n0 = next(v for k, a, v in w if k == 17 and a == 0)
-        c1 = next(v for k, _, v in w if k == 25)
-        n1 = next(v for k, a, v in w if k == 17 and a == 1)
-        rate = (c1 - c0) / max(1, n1 - n0)  # cycles a ns
-        to_ns = lambda clk: n0 + (clk - c0) / rate
+        n0, to_ns = watcher_clock_to_ns(w)
         starts[c] = (n0, to_ns)
         fills = defaultdict(list)
         for k, a, v in w:

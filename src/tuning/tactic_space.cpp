@@ -212,9 +212,10 @@ int pick_split_k(const ProblemShape& s, const GemmTactic& t) {
 /// had been the crossing before. Stop 60's sweep (H200, after stops 51-59
 /// sped the 8-token tiles up) moved NVFP4's crossing past 5 per expert: at
 /// M = 160 its 8-token tile ran 0.956x the 16-token one's time, MXFP4's
-/// 1.017x (its 8-token tile then ran 7-8% slower than NVFP4's; c08a9f3
-/// since made it 1-4% faster, not re-timed at M = 160); from 6 per expert
-/// the 16-token tile won for both. The A/B of the entry point:
+/// 1.017x (its 8-token tile then ran 7-8% slower than NVFP4's; after
+/// c08a9f3 and e8c2b32 made it 2-5% faster, stop 61 re-timed M = 160 at
+/// 0.998x: a tie, so MXFP4 keeps 4.5); from 6 per expert the 16-token
+/// tile won for both. The A/B of the entry point:
 /// NVFP4 M = 160 0.944x, prepacked 0.937x. With the most stages that still
 /// hold M. Below one token per expert: not measured, so the dense
 /// formulation as before.

@@ -212,11 +212,12 @@ __device__ __forceinline__ void logical_pieces(const uint4& w, const PairScale& 
 // kLaneBlocks): K permuted inside each 64-K sub-step, the same way for both
 // operands, so that quad lane j's A fragments of all four k16 steps come
 // from one NVFP4 block a row, real k 16j..16j+15 (words 2j, 2j + 1 of the
-// sub-step's eight), which lie in one MXFP4 block (2sub + j/2 of the stage). Real k 16j + 8w + 4e + t goes to step t,
-// column 8w + 2j + e: raw pair t of word 2j + w fills columns 8w + 2j and
-// 8w + 2j + 1 of step t, i.e. A fragment a[2w + h] (row g + 8h) of step t,
-// and in a BF16 row of the sub-step (eight 16-byte pieces, two a step)
-// bytes 4j..4j+3 of piece 2t + w.
+// sub-step's eight), which lie in one MXFP4 block (2sub + j/2 of the
+// stage). Real k 16j + 8w + 4e + t goes to step t, column 8w + 2j + e:
+// raw pair t of word 2j + w fills columns 8w + 2j and 8w + 2j + 1 of step
+// t, i.e. A fragment a[2w + h] (row g + 8h) of step t, and in a BF16 row of
+// the sub-step (eight 16-byte pieces, two a step) bytes 4j..4j+3 of piece
+// 2t + w.
 
 /// Logical position (16t + column) of real k r (0..63) inside a sub-step.
 __host__ __device__ constexpr int lane_block_logical_k(int r) {

@@ -128,7 +128,8 @@ __device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc
           const std::int32_t idx = idx0 + b * Cfg::kConsumerThreads;
           const bool in = idx < quads;
           w0[b] = in ? __ldcg(slots + sl * (tile_floats / 4) + idx) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-          w1[b] = in && second ? __ldcg(slots + (sl + 1) * (tile_floats / 4) + idx) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+          w1[b] = in && second ? __ldcg(slots + (sl + 1) * (tile_floats / 4) + idx)
+                               : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
 #pragma unroll
         for (int b = 0; b < kBatch; ++b) {

@@ -22,7 +22,8 @@ namespace fp4moe::kernels {
 
 enum TraceEvent : std::uint32_t {
   kTrPassWait = 1,   ///< consumer: before the wait on a pass's first stage (register tiles: a work item's; arg: stage)
-  kTrPassGot = 2,    ///< consumer: that stage is full (arg: non-zero if this warpgroup owns the pass; gather tiles: its tokens, 255 a padding pass)
+  kTrPassGot = 2,    ///< consumer: that stage is full (arg: non-zero if this warpgroup owns the pass;
+                     ///< gather tiles: the pass's tokens, 255 a padding pass)
   kTrMmaDone = 3,    ///< consumer: the pass's MMAs landed
   kTrOrderGot = 4,   ///< consumer: the pass-order token arrived
   kTrAdded = 5,      ///< consumer: the pass is in the shared accumulator

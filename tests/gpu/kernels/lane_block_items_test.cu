@@ -134,8 +134,9 @@ void check_lane_block_stores() {
         const unsigned code = (words[8 * n + r / 8] >> (4 * (r % 8))) & 0xf;
         // NVFP4 items carry 2^-9 (the epilogue's 2^18 undoes both
         // operands'); MXFP4's are exact.
-        const double want = kNv ? double(decode_e2m1(code)) * double(decode_e4m3(codes[4 * n + r / 16])) * std::ldexp(1.0, -9)
-                                : double(decode_e2m1(code)) * double(decode_ue8m0(codes[2 * n + r / 32]));
+        const double value = double(decode_e2m1(code));
+        const double want = kNv ? value * double(decode_e4m3(codes[4 * n + r / 16])) * std::ldexp(1.0, -9)
+                                : value * double(decode_ue8m0(codes[2 * n + r / 32]));
         ASSERT_EQ(double(bf16_bits_to_float(bits)), want) << "row " << n << " real k " << r << " (logical " << l << ")";
       }
   }
