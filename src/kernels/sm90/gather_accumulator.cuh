@@ -62,15 +62,26 @@ __device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc
                                   TraceCursor& trace) {
   constexpr int kQuads = Cfg::BM / 4;  // float4 columns of a row
   const std::int64_t tile_floats = std::int64_t(p.m) * Cfg::BM;
-  // Float4 idx of the accumulator (row idx / kQuads), by ld/st.shared.
-  const std::uint32_t acc = ptx::smem_addr(acc_smem);
-  auto cell = [&](std::int32_t idx) {
-    return acc + 4u * std::uint32_t((idx / kQuads) * Cfg::kGatherAccStride + 4 * (idx % kQuads));
-  };
-  auto take_cell = [&](std::int32_t idx) {  // read and zeroed for the next work item
-    const uint4 v = ptx::lds128(cell(idx));
-    ptx::sts128(cell(idx), make_uint4(0u, 0u, 0u, 0u));
-    return make_float4(__uint_as_float(v.x), __uint_as_float(v.y), __uint_as_float(v.z), __uint_as_float(v.w));
+  // Float4 idx of the accumulator (row idx / kQuads), read and zeroed for
+  // the next work item. By ld/st.shared, except in MXFP4's one-CTA 16-token
+  // tiles: there ptxas gave ld/st.shared six local accesses, and generic
+  // loads and stores (none) ran moe-fc2 MXFP4 M = 160-384 0.979-0.990x the
+  // time; on NVFP4's tiles generic ones ran 1.006-1.014x (docs/PERF.md stop
+  // 62, call 1).
+  constexpr bool kGenericCells = !Cfg::kNvfp4 && Cfg::BN == 16 && Cfg::kCtasPerSm == 1;
+  auto take_cell = [&](std::int32_t idx) {
+    if constexpr (kGenericCells) {
+      float4* c = reinterpret_cast<float4*>(acc_smem + (idx / kQuads) * Cfg::kGatherAccStride + 4 * (idx % kQuads));
+      const float4 v = *c;
+      *c = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      return v;
+    } else {
+      const std::uint32_t cell =
+          ptx::smem_addr(acc_smem) + 4u * std::uint32_t((idx / kQuads) * Cfg::kGatherAccStride + 4 * (idx % kQuads));
+      const uint4 v = ptx::lds128(cell);
+      ptx::sts128(cell, make_uint4(0u, 0u, 0u, 0u));
+      return make_float4(__uint_as_float(v.x), __uint_as_float(v.y), __uint_as_float(v.z), __uint_as_float(v.w));
+    }
   };
   // NVFP4's global decode scales, loaded now and multiplied only where
   // this contributor stores D: read there, their round trip stood on the
