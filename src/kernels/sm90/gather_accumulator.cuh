@@ -65,9 +65,9 @@ __device__ void gather_store_tile(const GemmParams& p, const Tile& t, float* acc
   // Float4 idx of the accumulator (row idx / kQuads), read and zeroed for
   // the next work item. By ld/st.shared, except in MXFP4's one-CTA 16-token
   // tiles: there ptxas gave ld/st.shared six local accesses, and generic
-  // loads and stores (none) ran moe-fc2 MXFP4 M = 160-384 0.979-0.990x the
-  // time; on NVFP4's tiles generic ones ran 1.006-1.014x (docs/PERF.md stop
-  // 62, call 1).
+  // loads and stores (no local accesses) ran moe-fc2 MXFP4 M = 160-384
+  // 0.979-0.990x the time; on NVFP4's tiles generic ones ran 1.006-1.014x
+  // (docs/PERF.md stop 62, call 1).
   constexpr bool kGenericCells = !Cfg::kNvfp4 && Cfg::BN == 16 && Cfg::kCtasPerSm == 1;
   auto take_cell = [&](std::int32_t idx) {
     if constexpr (kGenericCells) {
