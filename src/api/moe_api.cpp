@@ -34,11 +34,12 @@ std::int64_t alpha_span_bytes(const MatrixView& alpha) {
 }
 
 /// The gathered formulation (GemmTactic::moe_gather): each expert's tokens
-/// and their FP4 rows into the library's per-stream workspace, then the
-/// gather GEMM over that copy (A) and B.
+/// and their rows, dequantised to BF16 in the tile's K order, into the
+/// library's per-stream workspace, then the gather GEMM over that copy (A)
+/// and B.
 void run_gathered_fc2(const detail::GemmPlan& pl, const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alpha,
                       int expert_width, const MatrixView& d, cudaStream_t stream) {
-  const kernels::GatherLayout gl = kernels::gather_layout(a.rows, alpha.cols, expert_width, block_size(a.format));
+  const kernels::GatherLayout gl = kernels::gather_layout(a.rows, alpha.cols, expert_width);
   std::uint8_t* ws = detail::gather_workspace(stream, gl.bytes);
   kernels::GatherTokensParams gp;
   gp.alpha = static_cast<const float*>(alpha.data);
@@ -47,7 +48,8 @@ void run_gathered_fc2(const detail::GemmPlan& pl, const Fp4Tensor& a, const Fp4T
   gp.tokens = static_cast<std::int32_t>(a.rows);
   gp.experts = static_cast<std::int32_t>(alpha.cols);
   gp.width = expert_width;
-  gp.block = block_size(a.format);
+  gp.nvfp4 = a.format == Fp4Format::kNVFP4;
+  gp.lane_blocks = pl.kernel->gather_lane_blocks;
   gp.a_data = static_cast<const std::uint8_t*>(a.data);
   gp.a_scales = static_cast<const std::uint8_t*>(a.scales);
   gp.workspace = ws;
@@ -55,9 +57,11 @@ void run_gathered_fc2(const detail::GemmPlan& pl, const Fp4Tensor& a, const Fp4T
   kernels::launch_gather_tokens(gp, stream);
 
   // The gathered copy as a grouped operand: expert e's slots are group e.
+  // (Its data is BF16 now, read through the gather tiles' own tensor map;
+  // the operand keeps A's format and global scale, which the epilogue uses.)
   Fp4Tensor gathered = a;
   gathered.data = ws + gl.data;
-  gathered.scales = ws + gl.scales;
+  gathered.scales = nullptr;
   gathered.rows = gl.capacity;
   gathered.cols = expert_width;
   gathered.groups = alpha.cols;

@@ -258,6 +258,16 @@ __device__ __forceinline__ std::uint32_t fp8_scale_table_entry(std::uint8_t ue8m
 __host__ __device__ constexpr int logical_k(int r) {
   return 16 * ((r % 4) / 2) + 8 * (r % 2) + 2 * (r / 8) + (r % 8) / 4;
 }
+
+/// The real k (0..63) at logical position c of a 64-K sub-step, in the
+/// lane-block order or the chunk order (two chunks side by side). In both,
+/// logical c = 2i, 2i + 1 is a raw pair: real k r and r + 4, elements r % 8
+/// (below 4) and r % 8 + 4 of FP4 word r / 8.
+__host__ __device__ constexpr int sub_step_real_k(bool lane_blocks, int c) {
+  for (int r = 0; r < 64; ++r)
+    if ((lane_blocks ? lane_block_logical_k(r) : 32 * (r / 32) + logical_k(r % 32)) == c) return r;
+  return -1;
+}
 /// The same for the FP8 route.
 __host__ __device__ constexpr int fp8_logical_k(int r) { return 16 * (r % 2) + 4 * (r / 8) + (r % 8) / 2; }
 

@@ -545,6 +545,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     return Cfg::kYAhead ? ydesc[0] + set * (Cfg::kYSetBytes >> 4) : ydesc[set];
   };
   std::uint32_t y_ahead_set = 0;  // kYAhead: the set of the next sub-step
+  // kTokensBf16: stage 0's tokens (sub-step buffers of BN x 128 bytes, stage
+  // s kStageBytes on), and the stage whose tokens this warpgroup's
+  // wgmmas may still read (-1: none), released once they are done.
+  [[maybe_unused]] const std::uint32_t y_stage_desc_lo = ptx::smem_desc_k_major_sw128_lo(smem_base + Cfg::kOffY);
+  [[maybe_unused]] int gather_held = -1;
   const std::uint32_t xdesc[2] = {ptx::smem_desc_k_major_sw128_lo(xconv_base + 64 * wg * 128),
                                   ptx::smem_desc_k_major_sw128_lo(xconv_base + Cfg::kXConvBytes + 64 * wg * 128)};
   // (X in shared memory with kYAhead: three buffers in turn with Y's sets.)
@@ -952,7 +957,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       constexpr int kYSubs = Cfg::kYConvSubs, kYGroups = BK / 64 / kYSubs;
       static_assert(Cfg::kYSets != 2 || kYGroups % 2 == 0, "a pair of Y sets: an even number of groups a stage");
       static_assert(!Cfg::kYAhead || kYSubs == 1, "three Y sets: one sub-step a set");
-      const bool y_turn = sub % kYSubs == 0;
+      // (BF16 tokens, kTokensBf16: none to convert; the wgmmas read the stage's.)
+      const bool y_turn = !Cfg::kTokensBf16 && sub % kYSubs == 0;
       // (kYAhead: the sets in turn, a run-time index kept across stages and items.)
       const std::uint32_t yset = Cfg::kYAhead ? y_ahead_set : Cfg::kYSets == 1 ? 0u : (sub / kYSubs) % 2;
       const std::uint32_t yoff = (sub % kYSubs) * Cfg::kYConvBytes;  // this sub-step's buffer in its set
@@ -988,6 +994,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       if constexpr (!Cfg::kYAhead) {
         wait_for_afrag();
         if (y_turn) ptx::named_barrier(bar_free, kYThreads);
+      }
+      if constexpr (Cfg::kTokensBf16) {
+        // The wait above saw every wgmma but sub-step 0's of this stage
+        // done: those of the stage before, whose tokens they read in place.
+        if (sub == 1 && gather_held >= 0) {
+          ptx::mbar_arrive(&empty[gather_held]);
+          gather_held = -1;
+        }
       }
       const std::uint32_t ybuf = ybuf0 + yset * Cfg::kYSetBytes;  // the set's first buffer
       const std::uint32_t xset = Cfg::kYAhead ? y_ahead_set : std::uint32_t(buf);  // (X in shared memory)
@@ -1223,7 +1237,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
             for (int q = 0; q < kAlphaRegs; ++q) dep ^= __float_as_uint(alpha[q]);
           }
         }
-        if (Cfg::kAlphaAtFold && ends_expert) {
+        if (Cfg::kTokensBf16) {
+          gather_held = s;  // released once its wgmmas are done (above, or at the pass's end)
+        } else if (Cfg::kAlphaAtFold && ends_expert) {
           held_stage = s;  // released by the fold, which reads its alpha
         } else {
           ptx::mbar_arrive_after(&empty[s], dep, p.k < 0);
@@ -1253,7 +1269,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         ptx::wgmma_fence();
 #pragma unroll
         for (int step = 0; step < 4; ++step) {
-          const std::uint64_t yd = ptx::smem_desc_sw128_from_lo(y_desc_lo(yset)) + ((yoff >> 4) + 2 * step);
+          const std::uint64_t yd =
+              Cfg::kTokensBf16
+                  ? ptx::smem_desc_sw128_from_lo(y_stage_desc_lo + s * (Cfg::kStageBytes >> 4)) + ((sub * BN * 8) + 2 * step)
+                  : ptx::smem_desc_sw128_from_lo(y_desc_lo(yset)) + ((yoff >> 4) + 2 * step);
           if constexpr (Cfg::kXInRegs) {
             MmaRS::mma(d, afrag[buf][step], yd, !(fresh && step == 0));
           } else {
@@ -1451,6 +1470,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           consume_stage(it % kStages, h.kb + st, nullptr, false, xs_row0, h.slot0 % 128);
         }
         ptx::wgmma_wait<0>();
+        if constexpr (Cfg::kTokensBf16) {  // the pass's last stage, its wgmmas done
+          ptx::mbar_arrive(&empty[gather_held]);
+          gather_held = -1;
+        }
         trace.mark(kTrMmaDone, 0);
         ptx::mbar_wait(&order[wg], order_waits++ & 1);
         trace.mark(kTrOrderGot, 0);

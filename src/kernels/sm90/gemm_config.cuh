@@ -102,12 +102,19 @@ struct GemmConfig {
   static constexpr int kSwizzleBits = kRowBytes == 32 ? 1 : kRowBytes == 64 ? 2 : 3;
   static constexpr int kChunksPerStage = BK / (4 * kBlock);  // 512-byte scale chunks per band per stage
   static constexpr int kYBands = (BN + 127) / 128;
+  // The gather layout's tokens arrive in BF16 (kTokensBf16): the gather
+  // step (kernels/moe/gather_tokens.hpp) dequantises them once, in this
+  // tile's K order (kLaneBlocks, below), and a stage holds BK/64 sub-step
+  // buffers of BN rows x 128 bytes (the 128B swizzle) that the wgmmas read
+  // in place: the consumers convert only their weights, with no token
+  // buffers, barriers or fence (docs/PERF.md stop 63).
+  static constexpr bool kTokensBf16 = kGather;
   // Shared memory map of one stage.
   static constexpr int kXBytes = BM * kRowBytes;
-  static constexpr int kYBytes = align_up(BN * kRowBytes, 1024);
+  static constexpr int kYBytes = kTokensBf16 ? BN * BK * 2 : align_up(BN * kRowBytes, 1024);
   static constexpr int kXBands = kGather ? 1 : (BM + 127) / 128;  // X's 128-row scale bands
   static constexpr int kXScaleBytes = 512 * kChunksPerStage * kXBands;
-  static constexpr int kYScaleBytes = 512 * kChunksPerStage * kYBands;
+  static constexpr int kYScaleBytes = kTokensBf16 ? 0 : 512 * kChunksPerStage * kYBands;
   static constexpr int kOffY = align_up(kXBytes, 1024);
   static constexpr int kOffXScale = kOffY + kYBytes;
   static constexpr int kOffYScale = kOffXScale + kXScaleBytes;
@@ -313,7 +320,7 @@ struct GemmConfig {
   // The CUDA-core route's tokens: a buffer a consumer warp of BN rows of
   // int8 2x and its scale blocks' scales (dp4a_gemv.cuh).
   static constexpr int kDp4aTokenBytes = (kConsumerThreads / 32) * BN * dp4a::kTokenStride<BK, kBlock>;
-  static constexpr int kOffXConv = kOffConv + (kDp4a ? kDp4aTokenBytes : kYSets * kYUsers * kYSetBytes);
+  static constexpr int kOffXConv = kOffConv + (kDp4a ? kDp4aTokenBytes : kTokensBf16 ? 0 : kYSets * kYUsers * kYSetBytes);
   // BF16 output through TMA stores (dense and contiguous, the 128 x 256
   // tile): each warp packs its 16 output rows into its own slab (16 rows x
   // BN, 64-column boxes of 2 KB, 128-byte swizzle) and one lane stores the
@@ -406,6 +413,11 @@ struct GemmConfig {
                 "a token tile that does not divide 128: MoE-dense's 96-token swap-AB tile, 256-K stages");
   static_assert(!kFc1 || (!kSwap && BN == 256), "FC1 pairs 128 gate and 128 up rows in one weight tile");
   static_assert(!kGather || (kSwap && BN <= 32 && BN % 8 == 0), "gather: weights from registers, a few tokens per pass");
+  // (A warpgroup holds a stage until the wgmmas that read its tokens are
+  // done, past its wait for its next stage: kStages == kConsumers would
+  // deadlock, each warpgroup waiting for a fill its own held stage blocks.)
+  static_assert(!kTokensBf16 || kStages > kConsumers, "BF16 tokens: a stage more than the warpgroups");
+  static_assert(!kTokensBf16 || kYBytes % 1024 == 0, "BF16 tokens: whole 8-row swizzle atoms a sub-step");
   static_assert(kConsumerBarrier < 16, "16 named barriers");
   static_assert(kConsumers_ == 0 || (kConsumers_ == 4 && kSwap && !kGather && !kFp8 && kCluster == 1 && kCtasPerSm == 1),
                 "four consumer warpgroups (256 weight rows): the swap-AB tiles, one CTA an SM");

@@ -84,9 +84,10 @@ void launch_gemm(const LaunchArgs& args) {
   const std::int64_t smem = Cfg::kGather ? Cfg::gather_smem_bytes(args.params.m) : Cfg::kSmemBytes;
   // FC1 loads gate and up rows apart; a two-CTA cluster's CTAs half the weight rows each.
   const int x_box = Cfg::BM, y_box = Cfg::kFc1 || Cfg::kCluster == 2 ? Cfg::BN / 2 : Cfg::BN;
-  // Gather: A is the gathered token rows, W columns each (B keeps all E·W).
-  const std::int64_t a_cols = Cfg::kGather ? args.params.expert_width : args.params.k;
-  const CUtensorMap ta = make_fp4_tensor_map(args.a->data, args.a_rows, a_cols, Cfg::kSwap ? y_box : x_box, Cfg::BK);
+  // Gather: A is the gathered BF16 token rows, W columns each (B keeps all E·W).
+  const CUtensorMap ta =
+      Cfg::kGather ? make_gathered_tokens_tensor_map(args.a->data, args.a_rows, args.params.expert_width, Cfg::BN, Cfg::BK)
+                   : make_fp4_tensor_map(args.a->data, args.a_rows, args.params.k, Cfg::kSwap ? y_box : x_box, Cfg::BK);
   const CUtensorMap tb = make_fp4_tensor_map(args.b->data, args.b_rows, args.params.k, Cfg::kSwap ? x_box : y_box, Cfg::BK);
   // D's tensor map for the TMA-stored epilogue, where D allows it (BF16,
   // 16-byte aligned rows, N a multiple of 8: a TMA store writes the 16-byte
@@ -146,6 +147,7 @@ KernelEntry entry() {
                 Cfg::kSplitK && !Cfg::kReduceFromWorkspace ? 8 : 1, Cfg::kMaxTokens, &launch_gemm<Cfg>};
   e.stream_k = Cfg::kSplitK;
   e.stream_k_whole_rounds = Cfg::kReduceFromWorkspace;
+  e.gather_lane_blocks = Cfg::kGather && Cfg::kLaneBlocks;
   if constexpr (Cfg::kPrepackable) e.launch_prepacked = &launch_gemm<typename Cfg::PrepackedB>;
   e.resident_ctas = &resident_ctas<Cfg>;
   return e;

@@ -45,6 +45,10 @@ struct KernelEntry {
   /// Its stream-K runs whole rounds of tiles first (kernels::work_item): the
   /// 128 x 256 tiles. Otherwise every CTA shares all tiles' units.
   bool stream_k_whole_rounds = false;
+  /// A gather tile reading its BF16 tokens in the lane-block K order (else
+  /// the chunk order): the gather step writes them so
+  /// (kernels/moe/gather_tokens.hpp). The prepacked kernel's is the same.
+  bool gather_lane_blocks = false;
   /// CTAs the device holds at once (two a resident cluster for two-CTA
   /// tiles): stream-K's grid. (The prepacked kernel's is the same.)
   int (*resident_ctas)() = nullptr;

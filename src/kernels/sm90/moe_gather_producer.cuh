@@ -85,43 +85,42 @@ constexpr bool gather_stage_seq_checked() {
 }
 
 /// The loads of a gather tile's stages. What a tile, an expert or a pass
-/// fixes is worked out once there, so a stage costs its four copies and
+/// fixes is worked out once there, so a stage costs its three copies and
 /// little else: the producer warp's path per stage set the pipeline's pace
 /// (a pipeline trace, docs/PERF.md stop 27). Every stage carries the same
 /// bytes: W is a multiple of BK (the tactic check), so a stage's scale
-/// chunks are never cut short, and the tile's weight band and a pass's
-/// token band always exist.
+/// chunks are never cut short, and the tile's weight band always exists.
+/// The tokens are the gathered BF16 copy ([W/64][E·cap][64],
+/// gemm_config.cuh kTokensBf16): one 3-D box of BK/64 column groups x BN
+/// rows lands as the stage's BK/64 sub-step buffers.
 template <class Cfg>
 struct GatherStageLoads {
-  static_assert(Cfg::kYBands == 1, "one token scale band a stage");
+  static_assert(Cfg::kTokensBf16, "the gathered tokens in BF16");
   static constexpr std::uint32_t kChunkBytes = 512 * Cfg::kChunksPerStage;
-  static constexpr std::uint32_t kBytes = Cfg::kXBytes + Cfg::BN * Cfg::kRowBytes + 2 * kChunkBytes;
+  static constexpr std::uint32_t kBytes = Cfg::kXBytes + Cfg::kYBytes + kChunkBytes;
 
   const void* tmap_w;  ///< B, the weights (X)
-  const void* tmap_t;  ///< the gathered token rows of A (Y)
+  const void* tmap_t;  ///< the gathered BF16 token rows (Y)
   std::uint8_t* smem;
   std::uint64_t* full;
 
   /// Stage s: K block kb of weight rows [w_row, w_row + BM) with their scale
-  /// band's chunks from w_scales, and column block j of gathered rows
-  /// [t_row, t_row + BN) with their band's chunks from t_scales.
+  /// band's chunks from w_scales, and K block j of the expert's columns of
+  /// gathered rows [t_row, t_row + BN).
   /// (trace: each copy's issue marked, in a trace build. Under moe-fc2's
   /// load each copy took 140-275 cycles and a stage's four ~850, spent on
   /// the ~14 instructions around each copy (elect, moves to uniform
   /// registers), not in the copy engine: ncu, docs/PERF.md stop 55.)
   __device__ __forceinline__ void load(int s, std::int32_t w_row, const std::uint8_t* w_scales, std::int32_t kb,
-                                       std::int32_t t_row, const std::uint8_t* t_scales, std::int32_t j,
-                                       TraceCursor& trace) const {
+                                       std::int32_t t_row, std::int32_t j, TraceCursor& trace) const {
     std::uint8_t* st = smem + s * Cfg::kStageBytes;
     ptx::mbar_arrive_expect_tx(&full[s], kBytes);
     ptx::tma_load_2d(st, tmap_w, kb * Cfg::kRowBytes, w_row, &full[s]);
     trace.mark(kTrCopyIssued, 0);
-    ptx::tma_load_2d(st + Cfg::kOffY, tmap_t, j * Cfg::kRowBytes, t_row, &full[s]);
+    ptx::tma_load_3d(st + Cfg::kOffY, tmap_t, 0, t_row, j * (Cfg::BK / 64), &full[s]);
     trace.mark(kTrCopyIssued, 1);
     ptx::bulk_load(st + Cfg::kOffXScale, w_scales + kb * kChunkBytes, kChunkBytes, &full[s]);
     trace.mark(kTrCopyIssued, 2);
-    ptx::bulk_load(st + Cfg::kOffYScale, t_scales + j * kChunkBytes, kChunkBytes, &full[s]);
-    trace.mark(kTrCopyIssued, 3);
   }
 };
 
@@ -151,7 +150,6 @@ __device__ void gather_produce(const GemmParams& p, const Scheduler& sched, cons
   constexpr std::uint32_t kWarps = gather_producer_warps<Cfg>();
   const int kb_per_expert = p.expert_width / Cfg::BK;
   const std::int64_t band_bytes_w = std::int64_t(p.b.scale_chunks) * 512;  // one 128-row band of B's scales
-  const std::int64_t band_bytes_t = std::int64_t(p.a.scale_chunks) * 512;  // of the gathered rows' scales
   ProducerRing<Cfg> stages{smem, empty};
   TraceCursor trace;
   if (lane == 0 && warp == 0) trace.init(TraceCursor::base(p), 0);
@@ -218,8 +216,7 @@ __device__ void gather_produce(const GemmParams& p, const Scheduler& sched, cons
     // A pass's stage j (K block j of its expert), its header with the first.
     auto pass_stage = [&](int s, int e, int slot0, int valid, int j) {
       if (j == 0) header(s, std::uint32_t(e * kb_per_expert), 0u, e, slot0, valid);
-      const std::uint8_t* t_scales = p.a.scales + std::int64_t(e) * p.a.scale_group_bytes + (slot0 / 128) * band_bytes_t;
-      loads.load(s, w_row, w_scales, e * kb_per_expert + j, e * p.gather_capacity + slot0, t_scales, j, trace);
+      loads.load(s, w_row, w_scales, e * kb_per_expert + j, e * p.gather_capacity + slot0, j, trace);
       trace.mark(kTrIssued, s);
     };
     int e, slot0, count, s;

@@ -46,7 +46,7 @@ enum TraceEvent : std::uint32_t {
   kTrAskWork = 21,      ///< consumer: before it asks the scheduler for its next work item (the epilogue's stores done)
   kTrSlabFree = 22,     ///< consumer, TMA-store epilogue: its warp's slab is free for part `arg` (the wait on the last stores' reads returned)
   kTrPartIssued = 23,   ///< consumer, TMA-store epilogue: part `arg`'s stores issued
-  kTrCopyIssued = 24,   ///< gather producer: copy `arg` of a stage issued (0 weights, 1 tokens, 2 and 3 their scales)
+  kTrCopyIssued = 24,   ///< gather producer: copy `arg` of a stage issued (0 weights, 1 tokens, 2 the weights' scales)
   kTrWatchEnd = 25,     ///< gather watcher: its last clock, marked just before the global timer (kTrGlobalTime arg 1)
   kTrRegsReleased = 26, ///< gather producer: past its setmaxnreg.dec (kTrRoleStart: the clock before it)
   kTrShare = 27,        ///< gather producer, 8-token tiles: its stream-K share index in the value (arg: its warp slot, %warpid)

@@ -61,6 +61,20 @@ CUtensorMap make_bf16_rows_tensor_map(const void* data, std::int64_t groups, std
   return map;
 }
 
+CUtensorMap make_gathered_tokens_tensor_map(const void* data, std::int64_t rows, std::int64_t cols, int box_rows,
+                                            int box_k) {
+  CUtensorMap map{};
+  const cuuint64_t dims[3] = {64, static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(cols / 64)};
+  const cuuint64_t strides[2] = {128, static_cast<cuuint64_t>(rows * 128)};
+  const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(box_rows), static_cast<cuuint32_t>(box_k / 64)};
+  const cuuint32_t elem_strides[3] = {1, 1, 1};
+  const CUresult r = encode_fn()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<void*>(data), dims, strides, box,
+                                 elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) throw CudaError("cuTensorMapEncodeTiled failed with " + std::to_string(int(r)), int(r));
+  return map;
+}
+
 CUtensorMap make_bf16_output_tensor_map(void* data, std::int64_t rows, std::int64_t cols, std::int64_t ld, int box_rows) {
   CUtensorMap map{};
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};

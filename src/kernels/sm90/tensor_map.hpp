@@ -21,6 +21,13 @@ CUtensorMap make_fp4_tensor_map(const void* data, std::int64_t rows, std::int64_
 CUtensorMap make_bf16_rows_tensor_map(const void* data, std::int64_t groups, std::int64_t rows, std::int64_t cols,
                                       int box_rows, int l2_promotion_bytes);
 
+/// 3-D map of the gather step's BF16 tokens (kernels/moe/gather_tokens.hpp:
+/// 64-column groups of `rows` rows, group after group), box [box_k / 64
+/// groups, box_rows, 64 columns] (128-byte swizzle): a stage's sub-step
+/// buffers, one after another. Coordinates are (0, row, group).
+CUtensorMap make_gathered_tokens_tensor_map(const void* data, std::int64_t rows, std::int64_t cols, int box_rows,
+                                            int box_k);
+
 /// 2-D map of a BF16 matrix [rows, cols] with `ld` elements between rows,
 /// for TMA stores: box [64 columns, box_rows] (128-byte box rows, 128-byte
 /// swizzle). Needs `data` 16-byte aligned and ld a multiple of 8.

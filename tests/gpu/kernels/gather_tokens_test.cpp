@@ -1,18 +1,34 @@
 // The gather step of moe_dense_fc2's gathered formulation against a host
 // computation: every expert's tokens in token order with their alphas, and
-// their FP4 rows and scale words copied from A's columns of that expert;
-// NVFP4 and MXFP4, W = 128 and 256, token-major and expert-major alpha, an
-// expert count that is not a multiple of 32, more tokens than one CTA step.
+// their rows of A's columns of that expert dequantised to BF16 (NVFP4 with
+// the GEMM's 2^-9 offset) in both K orders, each written here from its
+// definition in fp4_dequant.cuh's comments; NVFP4 and MXFP4, W = 128 and
+// 256, token-major and expert-major alpha, an expert count that is not a
+// multiple of 32, more tokens than one CTA step.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <iterator>
 
+#include "fp4moe/codec.hpp"
 #include "fp4moe/scale_layout.hpp"
 #include "gemm/gemm_test_util.hpp"
 #include "kernels/moe/gather_tokens.hpp"
 
 namespace fp4moe {
 namespace {
+
+/// Logical column (0..63) of real k r (0..63) of a 64-K group.
+int logical_column(bool lane_blocks, int r) {
+  if (lane_blocks) {  // r = 16j + 8w + 4e + t -> 16t + 8w + 2j + e
+    const int j = r / 16, w = (r / 8) % 2, e = (r / 4) % 2, t = r % 4;
+    return 16 * t + 8 * w + 2 * j + e;
+  }
+  // Chunk c = r / 32, q = r % 32 = 8j + 2s + h + 4e -> 32c + 16s + 8h + 2j + e.
+  const int q = r % 32, j = q / 8, e = (q % 8) / 4, s = (q % 4) / 2, h = q % 2;
+  return 32 * (r / 32) + 16 * s + 8 * h + 2 * j + e;
+}
 
 TEST(MoeGatherTokens, MatchesHost) {
   FP4MOE_REQUIRE_GPU();
@@ -26,9 +42,12 @@ TEST(MoeGatherTokens, MatchesHost) {
                         {Fp4Format::kMXFP4, 300, 37, 256, true},
                         {Fp4Format::kNVFP4, 1, 5, 256, true},
                         {Fp4Format::kMXFP4, 513, 3, 128, false}};
-  for (const Case& c : cases) {
+  for (std::size_t ci = 0; ci < 2 * std::size(cases); ++ci) {  // every case in both K orders
+    const Case& c = cases[ci / 2];
+    const bool lane_blocks = ci % 2 == 1;
     SCOPED_TRACE(std::string(format_name(c.format)) + " m=" + std::to_string(c.m) + " e=" + std::to_string(c.e) +
-                 " w=" + std::to_string(c.w) + (c.expert_major ? " expert-major" : " token-major"));
+                 " w=" + std::to_string(c.w) + (c.expert_major ? " expert-major" : " token-major") +
+                 (lane_blocks ? ", lane-block order" : ", chunk order"));
     const int block = block_size(c.format), k = c.e * c.w;
     test::HostFp4 a(c.format, ScaleLayout::kTiled128x4, c.m, k);
     test::fill_random(a, rng);
@@ -49,7 +68,7 @@ TEST(MoeGatherTokens, MatchesHost) {
     da.upload(a);
     test::DeviceBuffer<float> dalpha(stored.size());
     dalpha.upload(stored);
-    const kernels::GatherLayout l = kernels::gather_layout(c.m, c.e, c.w, block);
+    const kernels::GatherLayout l = kernels::gather_layout(c.m, c.e, c.w);
     EXPECT_EQ(l.capacity % 32, 0);
     EXPECT_GE(l.capacity, c.m);
     test::DeviceBuffer<std::uint8_t> ws(l.bytes);
@@ -61,7 +80,8 @@ TEST(MoeGatherTokens, MatchesHost) {
     p.tokens = c.m;
     p.experts = c.e;
     p.width = c.w;
-    p.block = block;
+    p.nvfp4 = c.format == Fp4Format::kNVFP4;
+    p.lane_blocks = lane_blocks;
     p.a_data = static_cast<const std::uint8_t*>(da.t.data);
     p.a_scales = static_cast<const std::uint8_t*>(da.t.scales);
     p.workspace = ws.get();
@@ -79,7 +99,17 @@ TEST(MoeGatherTokens, MatchesHost) {
       std::memcpy(&v, got.data() + off, 4);
       return v;
     };
-    const int row_bytes = c.w / 2, cols_w = c.w / block;
+    // BF16 element (group g, row, column) of the copy, as a float.
+    const std::int64_t rows = std::int64_t(c.e) * l.capacity;
+    auto token_value = [&](std::int64_t row, int col) {
+      std::uint16_t b;
+      std::memcpy(&b, got.data() + l.data + ((col / 64) * rows + row) * 128 + (col % 64) * 2, 2);
+      const std::uint32_t bits = std::uint32_t(b) << 16;
+      float v;
+      std::memcpy(&v, &bits, 4);
+      return v;
+    };
+    const double offset = c.format == Fp4Format::kNVFP4 ? std::ldexp(1.0, -9) : 1.0;
     std::int64_t bad = 0;
     for (int x = 0; x < c.e; ++x) {
       std::vector<int> want;
@@ -90,11 +120,19 @@ TEST(MoeGatherTokens, MatchesHost) {
         const std::size_t slot = std::size_t(x) * l.capacity + s;
         bad += i32(l.tokens + 4 * slot) != want[s];
         bad += f32(l.alpha + 4 * slot) != al[static_cast<std::size_t>(want[s]) * c.e + x];
-        bad += std::memcmp(got.data() + l.data + slot * row_bytes,
-                           a.data.data() + std::size_t(want[s]) * (k / 2) + std::size_t(x) * row_bytes, row_bytes) != 0;
-        for (int col = 0; col < cols_w; ++col)
-          bad += got[l.scales + std::size_t(x) * l.scale_group_bytes + tiled128x4_offset(std::int64_t(s), col, cols_w)] !=
-                 a.scales[tiled128x4_offset(want[s], std::int64_t(x) * cols_w + col, k / block)];
+        for (int kk = 0; kk < c.w; ++kk) {
+          const std::int64_t col = std::int64_t(x) * c.w + kk;  // A's column
+          const std::uint8_t byte = a.data[std::size_t(want[s]) * (k / 2) + std::size_t(col / 2)];
+          const unsigned code = col % 2 ? byte >> 4 : byte & 0xfu;
+          const std::uint8_t sc = a.scales[tiled128x4_offset(want[s], col / block, k / block)];
+          const double scale = c.format == Fp4Format::kNVFP4 ? decode_e4m3(sc) : decode_ue8m0(sc);
+          const float expect = static_cast<float>(decode_e2m1(code) * scale * offset);
+          const float v = token_value(std::int64_t(slot), 64 * (kk / 64) + logical_column(lane_blocks, kk % 64));
+          const bool same = (std::isnan(expect) && std::isnan(v)) || (v == expect && std::signbit(v) == std::signbit(expect));
+          if (!same && bad < 5)
+            ADD_FAILURE() << "expert " << x << " slot " << s << " k " << kk << ": " << v << ", expected " << expect;
+          bad += !same;
+        }
       }
     }
     EXPECT_EQ(bad, 0);
