@@ -201,7 +201,7 @@ int pick_split_k(const ProblemShape& s, const GemmTactic& t) {
 /// (E = 256, W = 256, top-8; docs/PERF.md stop 17): gather bn16 bk256 on
 /// stream-K was the fastest tactic of every row from M = 32 (one token per
 /// expert: 0.95x the best dense tactic) to M = 384 (0.27x). Its widest
-/// stages that divide W; 8 tokens a pass up to 4.5 per expert (NVFP4: 5),
+/// stages that divide W; 8 tokens a pass up to 5 per expert,
 /// 16 up to 20 (32 lost everywhere up to 12 per expert), 32 past 20 per
 /// expert (fewer passes over each expert's weights; not measured). The 8-token tiles run
 /// two CTAs per SM where they hold M (more warps to hide latency with); the
@@ -214,16 +214,19 @@ int pick_split_k(const ProblemShape& s, const GemmTactic& t) {
 /// M = 160 its 8-token tile ran 0.956x the 16-token one's time, MXFP4's
 /// 1.017x (its 8-token tile then ran 7-8% slower than NVFP4's; after
 /// c08a9f3 and e8c2b32 made it 2-5% faster, stop 61 re-timed M = 160 at
-/// 0.998x: a tie, so MXFP4 keeps 4.5); from 6 per expert the 16-token
+/// 0.998x: a tie, so MXFP4 kept 4.5); from 6 per expert the 16-token
 /// tile won for both. The A/B of the entry point:
-/// NVFP4 M = 160 0.944x, prepacked 0.937x. With the most stages that still
+/// NVFP4 M = 160 0.944x, prepacked 0.937x. With the tokens gathered in
+/// BF16 (stop 63) MXFP4's crossing moved too: at M = 160 its four-stage
+/// 8-token tile ran 130.6 us, the 16-token one 134.2 (0.973x; at M = 192
+/// the 16-token tile still won, 134.8 against 141.4). With the most stages that still
 /// hold M. Below one token per expert: not measured, so the dense
 /// formulation as before.
 const GemmTactic* pick_gather(const ProblemShape& shape, const std::vector<GemmTactic>& all) {
   if (shape.layout != kernels::Layout::kMoeDense || shape.top_k <= 0 || shape.experts <= 0) return nullptr;
   const double per_expert = double(shape.m) * std::min(shape.top_k, shape.experts) / shape.experts;
   if (per_expert < 1.0) return nullptr;
-  const double most_for_8 = shape.format == Fp4Format::kNVFP4 ? 5.0 : 4.5;
+  const double most_for_8 = 5.0;
   const int want_bn = per_expert <= most_for_8 ? 8 : per_expert <= 20.0 ? 16 : 32;
   const GemmTactic* best = nullptr;
   auto better = [&](const GemmTactic& t) {

@@ -227,13 +227,15 @@ TEST(TacticSpace, HeuristicPicksTheSweepsBestOnMeasuredRows) {
       // stop 18: 0.84-0.86x the time of 16 at M = 32-96), 16 beyond (H200
       // sweep at 7853f4b, stop 27: the one-CTA 16-token tile the best at M
       // = 160-224; stop 60's sweep at 06f6dbb: NVFP4 M = 160 takes 8 a pass,
-      // 135.7 us against 141.9, MXFP4 keeps 16, 143.1 against 145.5)
+      // 135.7 us against 141.9, MXFP4 keeps 16, 143.1 against 145.5; stop
+      // 63's sweep at 1c11980, tokens gathered in BF16: MXFP4 M = 160 takes
+      // 8 a pass too, 130.6 us against 134.2)
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 65536, 256, 256, 8}, true, 8, kStreamK, true, 256},
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 64, 7168, 65536, 256, 256, 8}, true, 8, kStreamK, true, 256},
       {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 96, 7168, 65536, 256, 256, 8}, true, 8, kStreamK, true, 256},
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 128, 7168, 65536, 256, 256, 8}, true, 8, kStreamK, true, 256},
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 160, 7168, 65536, 256, 256, 8}, true, 8, kStreamK, true, 256},
-      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 160, 7168, 65536, 256, 256, 8}, true, 16, kStreamK, true, 256},
+      {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 160, 7168, 65536, 256, 256, 8}, true, 8, kStreamK, true, 256},
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 192, 7168, 65536, 256, 256, 8}, true, 16, kStreamK, true, 256},
       {{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 224, 7168, 65536, 256, 256, 8}, true, 16, kStreamK, true, 256},
       {{GemmOp::kMoeFc2, Fp4Format::kMXFP4, GemmOutput::kBF16, 256, 7168, 65536, 256, 256, 8}, true, 16, kStreamK, true, 256},
@@ -411,9 +413,9 @@ TEST(TacticSpace, GatherOnlyForRoutedAlphaThatItHolds) {
   EXPECT_EQ(pick(128, 8, 256).block_n, 8) << "four tokens per expert: 8 a pass";
   EXPECT_EQ(pick(96, 8, 256).stages, 4) << "the 8-token tile with four stages holds 96 tokens";
   const GemmTactic m160 = pick(160, 8, 256);
-  EXPECT_EQ(m160.block_n, 8) << "five tokens per expert, NVFP4: 8 a pass";
+  EXPECT_EQ(m160.block_n, 8) << "five tokens per expert: 8 a pass";
   EXPECT_EQ(m160.stages, 4) << "the four-stage 8-token tile holds 160 tokens";
-  EXPECT_EQ(pick(160, 8, 256, 7168, Fp4Format::kMXFP4).block_n, 16) << "five tokens per expert, MXFP4: 16 a pass";
+  EXPECT_EQ(pick(160, 8, 256, 7168, Fp4Format::kMXFP4).block_n, 8) << "five tokens per expert, MXFP4: 8 a pass too";
   EXPECT_EQ(pick(192, 8, 256).block_n, 16) << "six tokens per expert: 16 a pass";
   EXPECT_EQ(pick(256, 8, 256).block_n, 16) << "eight tokens per expert: 16 a pass";
   {
