@@ -582,12 +582,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   constexpr int kYSplit = Cfg::kYWholeStage ? (kYHalves ? 2 : 1) : item_split(BN, kYThreads);
   constexpr int kYStageItems = kYStageChunks * kYSplit;
   // (The CUDA-core route returned above; its tile's 8 tokens would give
-  // these threads no whole item, so the counts below stand at 1 for it.)
-  constexpr int kYItems = Cfg::kDp4a                ? 1
+  // these threads no whole item, so the counts below stand at 1 for it; the
+  // gather tiles' BF16 tokens need no item either.)
+  constexpr bool kNoYItems = Cfg::kDp4a || Cfg::kTokensBf16;
+  constexpr int kYItems = kNoYItems           ? 1
                           : Cfg::kYWholeStage ? kYStageItems / kYThreads
                                               : items_per_thread(BN, kYThreads, kYSplit);
   static_assert(kXItems * 128 == 2 * 64 * kXSplit || Cfg::kXInRegs, "X items fill the threads exactly");
-  static_assert(Cfg::kDp4a ||
+  static_assert(kNoYItems ||
                     (Cfg::kYWholeStage ? kYItems * kYThreads == kYStageItems : kYItems * kYThreads == 2 * BN * kYSplit),
                 "Y items fill the threads exactly");
   static_assert(!Cfg::kYWholeStage || !Cfg::kFp8, "whole-stage tokens: the BF16 route");
@@ -615,17 +617,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // warps); the rest convert no tokens.
   constexpr int kYRows = Cfg::kYRowItems ? BN * (BK / 64) : 0;
   static_assert(!Cfg::kYRowItems || (kYRows % 32 == 0 && kYRows <= kYThreads), "row items: whole warps, one a thread");
-  // (Private Y, kPrivateY: the items fill half the threads, and odd
-  // warpgroups give theirs to their last warps, so the items' warps spread
-  // over the four schedulers.)
-  static_assert(!Cfg::kYRowItems || !Cfg::kPrivateY || 2 * kYRows == kYThreads, "private Y: row items on half the threads");
-  const int y_row_slot = Cfg::kYRowItems && Cfg::kPrivateY ? (y_tid + (wg % 2) * kYRows) % kYThreads : y_tid;
+  static_assert(!Cfg::kYRowItems || !Cfg::kPrivateY, "row items: one Y copy");
+  const int y_row_slot = y_tid;
   const bool y_row_item = Cfg::kYRowItems && y_row_slot < kYRows;
   auto place_items = [&](std::int32_t xs_row0, std::int32_t ys_row0) {
 #pragma unroll
     for (int u = 0; u < kXItems; ++u)
       xpl[u] = items.place(0, Cfg::kOffXScale, xs_row0, 64, 64 * wg, kXSplit, ctid % 128 + 128 * u);
-    if constexpr (Cfg::kYRowItems) {
+    if constexpr (Cfg::kTokensBf16) {
+      // (The wgmmas read the stage's BF16 tokens: no Y item.)
+    } else if constexpr (Cfg::kYRowItems) {
       ypl[0] = items.at_sub(items.place(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN, 0, 1, y_row_slot % BN), (y_row_slot / BN) % (BK / 64));
     } else {
 #pragma unroll
@@ -997,9 +998,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       }
       if constexpr (Cfg::kTokensBf16) {
         // The wait above saw every wgmma but sub-step 0's of this stage
-        // done: those of the stage before, whose tokens they read in place.
+        // done: those of the stage before, whose tokens they read in place
+        // and whose weights they took from registers. The arrive still waits
+        // for this stage's words and codes prefetched for this sub-step
+        // (kXPrefetch), which landed during sub-step 0's MMAs, so that no
+        // shared load is in flight at any release (scripts/
+        // sass_release_audit.py cannot tell one stage's loads from another's).
         if (sub == 1 && gather_held >= 0) {
-          ptx::mbar_arrive(&empty[gather_held]);
+          if constexpr (kXPrefetch) {
+            std::uint32_t dep = 0;
+#pragma unroll
+            for (int cc = 0; cc < 2; ++cc)
+#pragma unroll
+              for (int h = 0; h < 2; ++h) dep ^= xw_next[cc][h] ^ (kXStageCodes ? 0u : xcode_next[cc][h]);
+            ptx::mbar_arrive_after(&empty[gather_held], dep, p.k < 0);
+          } else {
+            ptx::mbar_arrive(&empty[gather_held]);
+          }
           gather_held = -1;
         }
       }

@@ -150,9 +150,8 @@ struct GemmConfig {
   // the tokens are converted once per CTA (16 tokens: 0.89-0.95x the time of
   // each warpgroup converting its own copy on an H200, docs/PERF.md stop
   // 18); except in MoE-dense 16-token tiles (each warpgroup its own copy,
-  // not re-measured) and the gather layout, whose warpgroups convert their
-  // own passes' tokens.
-  static constexpr bool kPrivateY = kSwap && (kGather || (kMoe && BN <= 16));
+  // not re-measured). (The gather layout converts no tokens: kTokensBf16.)
+  static constexpr bool kPrivateY = kSwap && kMoe && BN <= 16;
   static constexpr int kYUsers = kPrivateY ? kConsumers : 1;
   // Named barriers: 0 is __syncthreads; the Y buffers' pairs (free, ready)
   // from 1, one pair per user; then one over all consumers (split-K, the
@@ -170,12 +169,11 @@ struct GemmConfig {
   // once per kYConvSubs sub-steps, not every sub-step. A Y buffer set is
   // then kYConvSubs sub-step buffers (kYConvBytes each).
   static constexpr int kSmemPerSm = 227 * 1024;
-  // The gather tiles of up to 16 tokens convert a whole stage's tokens at
-  // once, each thread one whole 32-K chunk (every pair index known at
-  // compile time), into one set of buffers per warpgroup (no pair: a pass's
-  // MMAs are waited for at its end anyway). Per 256-K stage that is one
-  // barrier pair and one proxy fence instead of four, and the tokens'
-  // conversion without the run-time piece shifts of 16-byte items. The
+  // Whole-stage tokens: the tokens of a stage converted at once, each
+  // thread whole 32-K chunks (every pair index known at compile time): per
+  // 256-K stage one barrier pair and one proxy fence instead of four, and
+  // no run-time piece shifts of 16-byte items. (The gather tiles of up to
+  // 16 tokens did so until their tokens came in BF16, stop 63.) The
   // decode tiles of 16, 32 and 64 tokens (swap-AB, one Y copy both
   // warpgroups read, 256-K stages) and MoE-dense's tiles of 32 and 64
   // tokens (both stage sizes) and 96 (256-K stages) do the same, each into
@@ -189,8 +187,7 @@ struct GemmConfig {
   // 0.95-0.99x; 32 tokens 0.93-0.98x; 64 tokens 0.82-0.96x with a pair,
   // one set a further 0.96-1.00x; seed-fc2 M = 32 0.93-0.94x, M = 64
   // 0.80-0.93x.
-  static constexpr bool kYWholeStage = (kGather && BN <= 16) ||
-                                       (kSwap && !kGather && !kMoe && !kFp8 && BN <= 64 && BK == 256) ||
+  static constexpr bool kYWholeStage = (kSwap && !kGather && !kMoe && !kFp8 && BN <= 64 && BK == 256) ||
                                        (kSwap && kMoe && !kFp8 && (BN == 32 || BN == 64 || BN == 96));
   // The prefill tile (the 128 x 256 tile of the dense and contiguous
   // layouts, BF16 route) with three Y sets instead of two (kYAhead): a
@@ -216,8 +213,9 @@ struct GemmConfig {
   // factor (code and table entry), where the chunk order takes two 4-byte
   // loads and two factors: shared loads a 256-K stage 58 -> 34. The
   // tokens' whole-stage items write that order in 4- or 8-byte pairs
-  // (operand_items.cuh), one row's blocks side by side in a warp's lanes.
-  // Taken where it measured faster (H200, docs/PERF.md stops 51 and 52):
+  // (operand_items.cuh), one row's blocks side by side in a warp's lanes;
+  // the gather step writes the gather tiles' BF16 tokens in it
+  // (kernels/moe/gather_tokens.hpp). Taken where it measured faster (H200, docs/PERF.md stops 51 and 52):
   // the 16-token decode tile (NVFP4 decode rows of 1-8 tokens 0.971-0.991x
   // the time), MoE-dense's 96-token tile (seed-fc2 M = 96 0.975-0.990x),
   // the 8-token gather tile (moe-fc2 M = 32-128 0.979-1.008x, prepacked
@@ -226,7 +224,9 @@ struct GemmConfig {
   // weights (0.989-0.996x) and the 16-token four-warpgroup gather tile of
   // 256-K stages (moe-fc2 M = 224-384 0.985-1.001x, prepacked
   // 0.994-1.001x; with chunk items stop 51 had 1.003-1.010x); not its
-  // unmeasured 128-K and two-CTA variants. Not the 64-token decode tile on prepacked weights
+  // unmeasured 128-K and two-CTA variants (the gather tiles' figures are
+  // from when their consumers converted FP4 tokens: stop 63 kept each
+  // tile's order). Not the 64-token decode tile on prepacked weights
   // (1.005-1.017x with row items), MoE-dense's 32- and 64-token tiles
   // (seed-fc2 M = 32 and 64: 1.001-1.011x with row items; with chunk items
   // stop 51 had 0.973-1.023x), MXFP4's 16-token decode tile (0.994-1.008x,
@@ -240,10 +240,9 @@ struct GemmConfig {
   // with the voted one multiply a pair it brings (fp4_gemm_kernel.cuh
   // kXOneMultiply) 0.960-0.992x (H200, docs/PERF.md stop 60).
   static constexpr bool kLaneBlocks =
-      kSwap && kYWholeStage && !kFp8 &&
-      (kNvfp4 ? (kGather ? (BN_ == 8 || (BN_ == 16 && BK_ == 256 && kCtasPerSm_ == 1))
-                         : kMoe ? BN_ == 96 : (BN_ == 16 || BN_ == 32 || (BN_ == 64 && !kPrepackedB_)))
-              : kGather && BN_ == 8);
+      kSwap && !kFp8 &&
+      (kGather ? BN_ == 8 || (kNvfp4 && BN_ == 16 && BK_ == 256 && kCtasPerSm_ == 1)
+               : kNvfp4 && kYWholeStage && (kMoe ? BN_ == 96 : (BN_ == 16 || BN_ == 32 || (BN_ == 64 && !kPrepackedB_))));
   // Whole-row token items in the lane-block order (operand_items.cuh
   // load_row, store_row_lane_blocks): an item is one token row's 64-K
   // sub-step (two chunks, four blocks, eight 16-byte pieces), so its
@@ -252,10 +251,8 @@ struct GemmConfig {
   // back what the X side gained on these tiles (docs/PERF.md stop 51).
   // BN x BK/64 items a stage: one a thread of the 64-token decode tile;
   // the 32-token four-warpgroup tile gives its 128 to the first
-  // warpgroup (one warp a scheduler), the others convert no tokens; each
-  // warpgroup of the 16-token gather tile (its own tokens) gives its 64 to
-  // two of its warps, the first two or (odd warpgroups) the last two.
-  static constexpr bool kYRowItems = kLaneBlocks && (kGather ? BN_ == 16 : !kMoe && (BN_ == 32 || BN_ == 64));
+  // warpgroup (one warp a scheduler), the others convert no tokens.
+  static constexpr bool kYRowItems = kLaneBlocks && !kGather && !kMoe && (BN_ == 32 || BN_ == 64);
   static constexpr int kYSets = kYWholeStage ? 1 : kYAhead ? 3 : 2;  // sets of Y buffers per user
   static constexpr int kYConvSubs = [] {
     if (kYWholeStage) return BK / 64;
@@ -265,7 +262,7 @@ struct GemmConfig {
     return subs;
   }();
   // X words and codes a sub-step ahead (consume_stage) where it measured
-  // faster (H200, docs/PERF.md stop 28): the whole-stage gather tiles
+  // faster (H200, docs/PERF.md stop 28): the gather tiles of up to 16 tokens
   // (moe-fc2 0.975-1.011x, 44 of 48 rows faster), the 64-token decode tile
   // (0.92-0.98x) and the 16-token one on prepacked NVFP4 weights
   // (0.98-0.99x), and MoE-dense's 64-token swap-AB tile (seed-fc2 M = 32
@@ -277,7 +274,7 @@ struct GemmConfig {
   // measured.
   static constexpr bool kXPrefetch =
       kSwap && !kFp8 && (!kMoe || BN == 64 || BN == 96) &&
-      ((kGather && kYWholeStage) || (!kGather && (BN == 64 || BN == 96 || (BN == 16 && kNvfp4 && kPrepackedB_))));
+      ((kGather && BN <= 16) || (!kGather && (BN == 64 || BN == 96 || (BN == 16 && kNvfp4 && kPrepackedB_))));
   // The prefill tile loads sub-step s + 1's Y items (words, codes and
   // factors) at sub-step s of a stage (consume_stage), so their shared-load
   // chain (code, then table entry, then the multiply that waits on it)
