@@ -9,9 +9,10 @@
 //     of the tile routed to expert e reads none of e's A or B bytes (expert
 //     skipping), so sparse routing costs less than dense alpha;
 //   - gathered (GemmTactic::moe_gather): each expert's tokens are gathered
-//     first (a small kernel into the library's per-stream workspace, the
-//     one split-K uses: run a call once before capturing it in a CUDA
-//     graph), and each expert's weights are multiplied by its own tokens
+//     first, dequantised to BF16 (a small kernel into the library's
+//     per-stream workspace, the one split-K uses, about four times A's FP4
+//     bytes: run a call once before capturing it in a CUDA graph), and
+//     each expert's weights are multiplied by its own tokens
 //     only, read and converted once however many tokens there are. For
 //     top-k routing this is the faster one from one token per expert
 //     (M·top_k/E; measured down to that), up to a few hundred tokens; the
