@@ -258,6 +258,8 @@ __device__ __forceinline__ std::uint32_t fp8_scale_table_entry(std::uint8_t ue8m
 __host__ __device__ constexpr int logical_k(int r) {
   return 16 * ((r % 4) / 2) + 8 * (r % 2) + 2 * (r / 8) + (r % 8) / 4;
 }
+/// The same for the FP8 route.
+__host__ __device__ constexpr int fp8_logical_k(int r) { return 16 * (r % 2) + 4 * (r / 8) + (r % 8) / 2; }
 
 /// The real k (0..63) at logical position c of a 64-K sub-step, in the
 /// lane-block order or the chunk order (two chunks side by side). In both,
@@ -268,7 +270,5 @@ __host__ __device__ constexpr int sub_step_real_k(bool lane_blocks, int c) {
     if ((lane_blocks ? lane_block_logical_k(r) : 32 * (r / 32) + logical_k(r % 32)) == c) return r;
   return -1;
 }
-/// The same for the FP8 route.
-__host__ __device__ constexpr int fp8_logical_k(int r) { return 16 * (r % 2) + 4 * (r / 8) + (r % 8) / 2; }
 
 }  // namespace fp4moe::kernels

@@ -38,7 +38,10 @@
 // gathered tokens BT at a time (moe_gather_producer.cuh), the consumer
 // warpgroups take passes over the same 64 rows in turn, and each adds alpha·(its pass's
 // product) into the tile's FP32 accumulator in shared memory, in pass order;
-// the epilogue stores that accumulator.
+// the epilogue stores that accumulator. Its tokens come dequantised, in BF16
+// (kTokensBf16: the gather step wrote them in the tile's K order), and the
+// wgmmas read them in the stage itself, so a stage is released once those
+// wgmmas are done, not once its loads are in registers.
 //
 // Every launch is a programmatic dependent (gemm_launch.cuh): the prologue's
 // shared-memory set-up may run while the kernel before it finishes; the

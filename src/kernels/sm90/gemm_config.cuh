@@ -215,7 +215,8 @@ struct GemmConfig {
   // tokens' whole-stage items write that order in 4- or 8-byte pairs
   // (operand_items.cuh), one row's blocks side by side in a warp's lanes;
   // the gather step writes the gather tiles' BF16 tokens in it
-  // (kernels/moe/gather_tokens.hpp). Taken where it measured faster (H200, docs/PERF.md stops 51 and 52):
+  // (kernels/moe/gather_tokens.hpp). Taken where it measured faster
+  // (H200, docs/PERF.md stops 51 and 52):
   // the 16-token decode tile (NVFP4 decode rows of 1-8 tokens 0.971-0.991x
   // the time), MoE-dense's 96-token tile (seed-fc2 M = 96 0.975-0.990x),
   // the 8-token gather tile (moe-fc2 M = 32-128 0.979-1.008x, prepacked
