@@ -219,7 +219,9 @@ int pick_split_k(const ProblemShape& s, const GemmTactic& t) {
 /// NVFP4 M = 160 0.944x, prepacked 0.937x. With the tokens gathered in
 /// BF16 (stop 63) MXFP4's crossing moved too: at M = 160 its four-stage
 /// 8-token tile ran 130.6 us, the 16-token one 134.2 (0.973x; at M = 192
-/// the 16-token tile still won, 134.8 against 141.4). With the most stages that still
+/// the 16-token tile still won, 134.8 against 141.4); the A/B of the
+/// entry point: MXFP4 M = 160 0.997x, prepacked 0.973x (docs/PERF.md stop
+/// 63). With the most stages that still
 /// hold M. Below one token per expert: not measured, so the dense
 /// formulation as before.
 const GemmTactic* pick_gather(const ProblemShape& shape, const std::vector<GemmTactic>& all) {
