@@ -57,9 +57,10 @@ struct GemmTactic {
   /// before; not during graph capture).
   int split_k = 1;
   /// moe_dense_fc2 only: the gathered formulation. The tokens of each expert
-  /// (non-zero alpha) are first gathered into a copy of their FP4 rows
-  /// (a small kernel on the same stream, into the library's per-stream
-  /// workspace); a CTA then takes 64 weight rows against every token and
+  /// (non-zero alpha) are first gathered into a copy of their rows,
+  /// dequantised to BF16 (a small kernel on the same stream, into the
+  /// library's per-stream workspace: about four times A's FP4 bytes); a
+  /// CTA then takes 64 weight rows against every token and
   /// walks the experts, multiplying each only by its own tokens, block_n of
   /// them at a time. Each weight is read and converted once, however many
   /// tokens there are, where the dense formulation converts it once per
