@@ -621,8 +621,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   constexpr int kYRows = Cfg::kYRowItems ? BN * (BK / 64) : 0;
   static_assert(!Cfg::kYRowItems || (kYRows % 32 == 0 && kYRows <= kYThreads), "row items: whole warps, one a thread");
   static_assert(!Cfg::kYRowItems || !Cfg::kPrivateY, "row items: one Y copy");
-  const int y_row_slot = y_tid;
-  const bool y_row_item = Cfg::kYRowItems && y_row_slot < kYRows;
+  const bool y_row_item = Cfg::kYRowItems && y_tid < kYRows;
   auto place_items = [&](std::int32_t xs_row0, std::int32_t ys_row0) {
 #pragma unroll
     for (int u = 0; u < kXItems; ++u)
@@ -630,7 +629,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     if constexpr (Cfg::kTokensBf16) {
       // (The wgmmas read the stage's BF16 tokens: no Y item.)
     } else if constexpr (Cfg::kYRowItems) {
-      ypl[0] = items.at_sub(items.place(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN, 0, 1, y_row_slot % BN), (y_row_slot / BN) % (BK / 64));
+      ypl[0] = items.at_sub(items.place(Cfg::kOffY, Cfg::kOffYScale, ys_row0, BN, 0, 1, y_tid % BN), (y_tid / BN) % (BK / 64));
     } else {
 #pragma unroll
       for (int u = 0; u < kYItems; ++u)
