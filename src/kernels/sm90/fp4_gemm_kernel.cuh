@@ -947,6 +947,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         }
       stage_one = __all_sync(0xffffffffu, past == 0);
     }
+    // kTokensBf16: the stage's token descriptor, made warp-uniform by a
+    // shuffle (the stage index comes from a loop counter ptxas cannot prove
+    // uniform): the wgmmas' descriptors then stay in uniform registers, one
+    // 64-bit uniform add each, where a per-thread descriptor cost an add, a
+    // carry and two R2UR a wgmma.
+    [[maybe_unused]] std::uint64_t y_stage_desc = 0;
+    if constexpr (Cfg::kTokensBf16)
+      y_stage_desc = ptx::smem_desc_sw128_from_lo(
+          __shfl_sync(0xffffffffu, y_stage_desc_lo + std::uint32_t(s) * (Cfg::kStageBytes >> 4), 0));
     [[maybe_unused]] Item y_next[kYItems];
 #pragma unroll
     for (int sub = 0; sub < BK / 64; ++sub) {
@@ -1288,7 +1297,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         for (int step = 0; step < 4; ++step) {
           const std::uint64_t yd =
               Cfg::kTokensBf16
-                  ? ptx::smem_desc_sw128_from_lo(y_stage_desc_lo + s * (Cfg::kStageBytes >> 4)) + ((sub * BN * 8) + 2 * step)
+                  ? y_stage_desc + ((sub * BN * 8) + 2 * step)
                   : ptx::smem_desc_sw128_from_lo(y_desc_lo(yset)) + ((yoff >> 4) + 2 * step);
           if constexpr (Cfg::kXInRegs) {
             MmaRS::mma(d, afrag[buf][step], yd, !(fresh && step == 0));
