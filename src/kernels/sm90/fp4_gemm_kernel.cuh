@@ -694,9 +694,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // Without swap-AB that word is loaded here too, early, so its latency hides
   // behind Y's dequantisation.
   // The 4-code word of X row x_r0 + 8h in chunk c of the scale codes of the stage at x_base.
-  auto x_code_word_at = [&](std::uint32_t x_base, std::int32_t xs_row0, int h, int c) {
+  auto x_code_offset = [&](std::int32_t xs_row0, int h) {
     const int sr = xs_row0 + x_r0 + 8 * h;
-    return x_base + Cfg::kOffXScale + (sr / 128) * 512 * Cfg::kChunksPerStage + c * 512 + scale_in_chunk(sr % 128, 0);
+    return std::uint32_t(Cfg::kOffXScale + (sr / 128) * 512 * Cfg::kChunksPerStage + scale_in_chunk(sr % 128, 0));
+  };
+  // Gather tiles: x_code_offset of the work item, set at its start
+  // (set_x_code_item). Worked out at each use, ptxas re-added its pieces
+  // for every scale code of a stage (two or three adds a code).
+  [[maybe_unused]] std::uint32_t x_code_item[2] = {0u, 0u};
+  auto set_x_code_item = [&](std::int32_t xs_row0) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) x_code_item[h] = x_code_offset(xs_row0, h);
+  };
+  auto x_code_word_at = [&](std::uint32_t x_base, std::int32_t xs_row0, int h, int c) {
+    if constexpr (Cfg::kGather) return x_base + x_code_item[h] + c * 512;
+    return x_base + x_code_offset(xs_row0, h) + c * 512;
   };
   // kLaneBlocks: xw[w][h] is word w of the sub-step's K 16j..16j+15, row
   // x_r0 + 8h (one 8-byte load a row).
@@ -1425,6 +1437,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     if constexpr (Cfg::kGather) {
       float* acc_smem = reinterpret_cast<float*>(smem + Cfg::kOffGatherAcc);
       const std::int32_t xs_row0 = x_scale_row0(t) % 128;
+      set_x_code_item(xs_row0);
       // The tokens and alphas of this thread's columns 8c + 2j + {0, 1} of
       // the current pass (read at the pass's start, used at its end).
       int2 tok[BN / 8];
