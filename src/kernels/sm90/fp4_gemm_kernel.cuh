@@ -710,12 +710,27 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     if constexpr (Cfg::kGather) return x_base + x_code_item[h] + c * 512;
     return x_base + x_code_offset(xs_row0, h) + c * 512;
   };
+  // The gather tiles in the lane-block order: the stage's bases of this
+  // thread's words and scale codes, set once a stage (set_x_stage_bases),
+  // so that each sub-step's loads are a base plus a constant (the words'
+  // XOR with the sub-step's chunk bit too, whose bits no other term
+  // touches). Worked out at each use, ptxas spent an add and an XOR a
+  // sub-step on the words and an add a code.
+  constexpr bool kStageBases = Cfg::kGather && Cfg::kLaneBlocks;
+  [[maybe_unused]] std::uint32_t x_word_stage = 0, x_code_stage[2] = {0u, 0u};
+  auto set_x_stage_bases = [&](std::uint32_t x_base) {
+    // (The words' chunk is 2 sub + j / 2, the XOR's two terms disjoint.)
+    x_word_stage = (x_base + xw_off) ^ ((j / 2) << 4);
+    // (The code's column: NVFP4 j; MXFP4 (2 sub + j / 2) % 4 = 2 (sub % 2) + j / 2.)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) x_code_stage[h] = x_base + x_code_item[h] + (kNv ? j : j / 2);
+  };
   // kLaneBlocks: xw[w][h] is word w of the sub-step's K 16j..16j+15, row
   // x_r0 + 8h (one 8-byte load a row).
   auto load_x_words = [&](std::uint32_t x_base, int sub, std::int32_t xs_row0, std::uint32_t (&xw)[2][2],
                           std::uint32_t (&xcode_row)[2], std::uint32_t (&xcode_word)[2]) {
     if constexpr (kLaneBlocks) {
-      const std::uint32_t a = (x_base + xw_off) ^ ((2 * sub + j / 2) << 4);
+      const std::uint32_t a = kStageBases ? x_word_stage ^ (sub << 5) : (x_base + xw_off) ^ ((2 * sub + j / 2) << 4);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const uint2 v = ptx::lds64(a + h * kXRowStep);
@@ -732,7 +747,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      xcode_row[h] = x_code_word_at(x_base, xs_row0, h, kNv ? sub : sub / 2);
+      xcode_row[h] = kStageBases ? x_code_stage[h] + (kNv ? sub : sub / 2) * 512 + (kNv ? 0 : 2 * (sub % 2))
+                                 : x_code_word_at(x_base, xs_row0, h, kNv ? sub : sub / 2);
       xcode_word[h] = Cfg::kSwap ? 0u : ptx::lds32(xcode_row[h]);
     }
   };
@@ -753,7 +769,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     if constexpr (kLaneBlocks) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const std::uint32_t code = ptx::lds8(xcode_row[h] + (kNv ? j : (2 * sub + j / 2) % 4));
+        const std::uint32_t code = ptx::lds8(xcode_row[h] + (kStageBases ? 0 : kNv ? j : (2 * sub + j / 2) % 4));
         xf[0][h] = xf[1][h] = decltype(look_up)::value ? ptx::lds32(table_base + 4 * code) : code;
       }
     } else {
@@ -928,6 +944,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       return;
     }
     const std::uint32_t x_base = smem_base + s * Cfg::kStageBytes;
+    if constexpr (kStageBases) set_x_stage_bases(x_base);
     // kXPrefetch: sub-step s + 1's X words and scale codes are loaded at the
     // start of sub-step s (their table lookups at s + 1), so that their
     // shared-memory latency overlaps sub-step s's conversion.
