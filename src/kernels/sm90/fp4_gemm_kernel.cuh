@@ -1507,22 +1507,27 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         part_fresh = true;
         const int valid = h.valid;
         {
-          const std::int64_t base = std::int64_t(h.expert) * p.gather_capacity + h.slot0;
+          // This thread's first pair of the pass in each array (one 64-bit
+          // address each; chunk c is 8c slots on, a constant offset).
+          const std::int64_t first = std::int64_t(h.expert) * p.gather_capacity + h.slot0 + 2 * j;
+          const std::int32_t* tok_at = p.gather_tokens + first;
+          const float* wgt_at = p.gather_alpha + first;
 #pragma unroll
           for (int c = 0; c < BN / 8; ++c) {
             // Slots up to the pass's end lie inside the expert's capacity
             // (a multiple of every BT), so the pair is in bounds.
             const int col = 8 * c + 2 * j;
-            tok[c] = col < valid ? *reinterpret_cast<const int2*>(p.gather_tokens + base + col) : make_int2(0, 0);
-            wgt[c] = col < valid ? *reinterpret_cast<const float2*>(p.gather_alpha + base + col) : make_float2(0.0f, 0.0f);
+            tok[c] = col < valid ? *reinterpret_cast<const int2*>(tok_at + 8 * c) : make_int2(0, 0);
+            wgt[c] = col < valid ? *reinterpret_cast<const float2*>(wgt_at + 8 * c) : make_float2(0.0f, 0.0f);
           }
         }
-        // The pass's stages (the first one's barrier has completed already).
-        // Its product is whole after a wait at the end of this loop: a wait
-        // under a data-dependent branch instead makes ptxas serialise every
-        // wgmma (C7518).
+        // The pass's stages; the first one's barrier has completed already
+        // (wait_stage above, its sequence number checked too). Its product
+        // is whole after a wait at the end of this loop: a wait under a
+        // data-dependent branch instead makes ptxas serialise every wgmma
+        // (C7518).
         for (int st = 0; st < stages_per_pass; ++st, it += Cfg::kConsumers) {
-          wait_stage(it);
+          if (st > 0) wait_stage(it);
           consume_stage(it % kStages, h.kb + st, nullptr, false, xs_row0, h.slot0 % 128);
         }
         ptx::wgmma_wait<0>();
