@@ -4,7 +4,7 @@
 // dequantises those tokens' rows of A's columns [eW, (e+1)W): a thread a
 // 64-column group of a row (32 FP4 bytes and its scale codes in, 128 BF16
 // bytes out), with the GEMM's own conversion functions, so the values are
-// the ones its consumers computed from FP4 before stop 63.
+// exactly those the GEMM's conversion of the FP4 rows would give.
 #include "kernels/moe/gather_tokens.hpp"
 
 #include "common/cuda_check.hpp"
