@@ -88,7 +88,10 @@
   X(FMT, LAYOUT, true, 8, 256, 4, 2, 0)           \
   X(FMT, LAYOUT, true, 8, 256, 3, 2, 0)           \
   X(FMT, LAYOUT, true, 16, 128, 6, 1, 0)          \
+  X(FMT, LAYOUT, true, 8, 256, 12, 1, 0)          \
   X(FMT, LAYOUT, true, 16, 256, 6, 1, 0)          \
+  X(FMT, LAYOUT, true, 16, 256, 7, 1, 0)          \
+  X(FMT, LAYOUT, true, 16, 256, 8, 1, 0)          \
   X(FMT, LAYOUT, true, 16, 256, 4, 2, 0)          \
   X(FMT, LAYOUT, true, 32, 256, 5, 1, 0)
 
