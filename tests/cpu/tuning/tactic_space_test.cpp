@@ -418,6 +418,10 @@ TEST(TacticSpace, GatherOnlyForRoutedAlphaThatItHolds) {
   EXPECT_EQ(pick(160, 8, 256, 7168, Fp4Format::kMXFP4).block_n, 8) << "five tokens per expert, MXFP4: 8 a pass too";
   EXPECT_EQ(pick(192, 8, 256).block_n, 16) << "six tokens per expert: 16 a pass";
   EXPECT_EQ(pick(256, 8, 256).block_n, 16) << "eight tokens per expert: 16 a pass";
+  EXPECT_EQ(pick(192, 8, 256).stages, 8) << "the eight-stage 16-token tile holds 192 tokens";
+  EXPECT_EQ(pick(256, 8, 256).stages, 8) << "and 256";
+  EXPECT_EQ(pick(288, 8, 256).stages, 6) << "288 tokens: the six-stage tile";
+  EXPECT_EQ(pick(384, 8, 256).stages, 6) << "and 384";
   {
     TuneShape call{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 256 * 256, 256, 256, 8};
     const TacticCheck check = check_tactic(problem_shape(call), routed);
