@@ -39,10 +39,7 @@ std::int64_t alpha_span_bytes(const MatrixView& alpha) {
 /// and B.
 void run_gathered_fc2(const detail::GemmPlan& pl, const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alpha,
                       int expert_width, const MatrixView& d, cudaStream_t stream) {
-  // (The FP4 copy for the tiles whose one-token passes read it; their
-  // prepacked kernels read only the BF16 rows.)
-  const bool fp4_copy = pl.kernel->gather_fp4_tokens && !b.prepacked;
-  const kernels::GatherLayout gl = kernels::gather_layout(a.rows, alpha.cols, expert_width, fp4_copy);
+  const kernels::GatherLayout gl = kernels::gather_layout(a.rows, alpha.cols, expert_width);
   std::uint8_t* ws = detail::gather_workspace(stream, gl.bytes);
   kernels::GatherTokensParams gp;
   gp.alpha = static_cast<const float*>(alpha.data);
@@ -77,10 +74,6 @@ void run_gathered_fc2(const detail::GemmPlan& pl, const Fp4Tensor& a, const Fp4T
   p.gather_tokens = reinterpret_cast<const std::int32_t*>(ws + gl.tokens);
   p.gather_alpha = reinterpret_cast<const float*>(ws + gl.alpha);
   p.gather_capacity = static_cast<std::int32_t>(gl.capacity);
-  if (fp4_copy) {
-    p.gather_fp4 = ws + gl.fp4;
-    p.gather_fp4_row_bytes = gl.fp4_row_bytes;
-  }
   detail::launch_gemm(pl, gathered, b, p, stream);
 }
 

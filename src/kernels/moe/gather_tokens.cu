@@ -4,8 +4,7 @@
 // dequantises those tokens' rows of A's columns [eW, (e+1)W): a thread a
 // 64-column group of a row (32 FP4 bytes and its scale codes in, 128 BF16
 // bytes out), with the GEMM's own conversion functions, so the values are
-// exactly those the GEMM's conversion of the FP4 rows would give. With the
-// FP4 copy it also stores the group's code bytes and scale codes as they are.
+// exactly those the GEMM's conversion of the FP4 rows would give.
 #include "kernels/moe/gather_tokens.hpp"
 
 #include "common/cuda_check.hpp"
@@ -60,21 +59,6 @@ __device__ __forceinline__ void dequantise_group(const std::uint8_t* src, std::u
     reinterpret_cast<uint4*>(dst)[q] = make_uint4(pairs[4 * q], pairs[4 * q + 1], pairs[4 * q + 2], pairs[4 * q + 3]);
 }
 
-/// The same group into the slot's FP4 copy at `stage` (its 256-column
-/// stage's kGatherFp4StageBytes; the group is quarter q of it): the 32 code
-/// bytes as they are, and its scale codes (NVFP4 four, MXFP4 two).
-template <bool kNvfp4>
-__device__ __forceinline__ void copy_fp4_group(const std::uint8_t* src, std::uint32_t codes, std::uint8_t* stage, int q) {
-  uint4* dst = reinterpret_cast<uint4*>(stage + 32 * q);
-  dst[0] = __ldg(reinterpret_cast<const uint4*>(src));
-  dst[1] = __ldg(reinterpret_cast<const uint4*>(src) + 1);
-  if constexpr (kNvfp4) {
-    reinterpret_cast<std::uint32_t*>(stage + 128)[q] = codes;
-  } else {
-    reinterpret_cast<std::uint16_t*>(stage + 128)[q] = static_cast<std::uint16_t>(codes & 0xffffu);
-  }
-}
-
 template <bool kNvfp4, bool kLaneBlocks>
 __global__ void __launch_bounds__(kThreads) gather_tokens_kernel(GatherTokensParams p) {
   __shared__ std::int32_t warp_count[kWarps];
@@ -124,11 +108,8 @@ __global__ void __launch_bounds__(kThreads) gather_tokens_kernel(GatherTokensPar
       const std::uint32_t word = __ldg(reinterpret_cast<const std::uint32_t*>(
           p.a_scales + tiled128x4_offset(list[r], scale_col & ~std::int64_t(3), a_cols)));
       const std::uint32_t codes = kNvfp4 ? word : word >> (8 * (scale_col % 4));
-      const std::uint8_t* src = p.a_data + list[r] * a_row_bytes + col / 2;
-      dequantise_group<kNvfp4, kLaneBlocks>(src, codes, data + (g * rows + e * cap + running + r) * 128);
-      if (l.fp4_row_bytes > 0)
-        copy_fp4_group<kNvfp4>(src, codes, p.workspace + l.fp4 + (e * cap + running + r) * l.fp4_row_bytes +
-                                               (g / 4) * kGatherFp4StageBytes, g % 4);
+      dequantise_group<kNvfp4, kLaneBlocks>(p.a_data + list[r] * a_row_bytes + col / 2, codes,
+                                            data + (g * rows + e * cap + running + r) * 128);
     }
     running += total;
     __syncthreads();  // list and warp_count are reused
@@ -138,7 +119,7 @@ __global__ void __launch_bounds__(kThreads) gather_tokens_kernel(GatherTokensPar
 
 }  // namespace
 
-GatherLayout gather_layout(std::int64_t tokens, std::int64_t experts, std::int64_t width, bool fp4_copy) {
+GatherLayout gather_layout(std::int64_t tokens, std::int64_t experts, std::int64_t width) {
   GatherLayout l;
   l.capacity = (tokens + 31) / 32 * 32;
   std::size_t at = 0;
@@ -152,10 +133,6 @@ GatherLayout gather_layout(std::int64_t tokens, std::int64_t experts, std::int64
   l.tokens = take(slots * 4);
   l.alpha = take(slots * 4);
   l.data = take(slots * static_cast<std::size_t>(width) * 2);
-  if (fp4_copy) {
-    l.fp4_row_bytes = static_cast<std::int32_t>(width / 256 * kGatherFp4StageBytes);
-    l.fp4 = take(slots * static_cast<std::size_t>(l.fp4_row_bytes));
-  }
   l.bytes = at;
   return l;
 }

@@ -21,26 +21,14 @@ namespace fp4moe::kernels {
 /// tokens are BF16 in column groups of 64: group g of row r is 128 bytes at
 /// (g · rows + r) · 128, rows = E·capacity, so one TMA box of BK/64 groups
 /// x BT rows is a stage's BK/64 sub-step buffers (moe_gather_producer.cuh).
-///
-/// With `fp4_copy` (the 8-token gather tiles' one-token passes,
-/// GemmConfig::kGatherDp4a; W a multiple of 256) each slot also keeps its
-/// FP4 row: per 256-column stage of the expert, its 128 code bytes (A's
-/// storage order) and then its scale codes (NVFP4 16, MXFP4 8, zero-padded),
-/// kGatherFp4StageBytes a stage, `fp4_row_bytes` a slot at `fp4`.
 struct GatherLayout {
   std::int64_t capacity = 0;           ///< slots per expert
   std::size_t counts = 0, tokens = 0, alpha = 0, data = 0;
-  std::size_t fp4 = 0;                 ///< the FP4 copy (fp4_row_bytes 0: none)
-  std::int32_t fp4_row_bytes = 0;
   std::size_t bytes = 0;               ///< the whole workspace
 };
 
-/// Bytes of one slot's FP4 copy per 256-column stage: codes, then scale codes.
-constexpr int kGatherFp4StageBytes = 128 + 16;
-
-/// The layout for M tokens and E experts of W columns (a multiple of 64;
-/// of 256 with fp4_copy).
-GatherLayout gather_layout(std::int64_t tokens, std::int64_t experts, std::int64_t width, bool fp4_copy = false);
+/// The layout for M tokens and E experts of W columns (a multiple of 64).
+GatherLayout gather_layout(std::int64_t tokens, std::int64_t experts, std::int64_t width);
 
 struct GatherTokensParams {
   const float* alpha = nullptr;  ///< [M, E], any strides

@@ -133,23 +133,6 @@ __device__ __forceinline__ void convert_token_word(std::uint32_t y, std::uint32_
   }
 }
 
-/// The gather tiles' one-token passes (GemmConfig::kGatherDp4a): word `w`
-/// (of 32: a warp's lanes) of a 256-K stage's FP4 copy of the token at
-/// `copy` (128 code bytes in storage order, then the scale codes) into the
-/// token buffer at `buf` as convert_token_word does (int8 2x, then each
-/// block's scale). The copy is whole: W is a multiple of the stage.
-template <bool kNvfp4>
-__device__ __forceinline__ void convert_copied_token_word(std::uint32_t copy, std::uint32_t buf, int w,
-                                                          std::uint32_t mag_lo) {
-  constexpr int kBlock = kBlockK<kNvfp4>;
-  const WeightParts parts = weight_parts(ptx::lds32(copy + 4 * w), mag_lo);
-  ptx::sts64(buf + w * 8, make_uint2(__vsub4(parts.pos_lo, parts.neg_lo), __vsub4(parts.pos_hi, parts.neg_hi)));
-  if (w % (kBlock / 8) == 0) {
-    const int block = w / (kBlock / 8);
-    ptx::sts32(buf + 256 + block * 4, __float_as_uint(token_scale<kNvfp4>(ptx::lds8(copy + 128 + block))));
-  }
-}
-
 /// A warp's tokens of a stage: token rows 0 .. T - 1 (and below `valid`
 /// where kRunTimeCount: the tile's BN with the count at run time), a word
 /// of each a lane.

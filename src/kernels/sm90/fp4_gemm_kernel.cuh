@@ -126,9 +126,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   for (int code = threadIdx.x; code < 256; code += Cfg::kThreads)
     reinterpret_cast<std::uint32_t*>(smem + Cfg::kOffScaleTable)[code] =
         Cfg::kFp8 ? fp8_scale_table_entry(std::uint8_t(code)) : scale_table_entry<kNv>(std::uint8_t(code));
-  if constexpr (Cfg::kGatherDp4a) {
-    if (threadIdx.x == 0) *reinterpret_cast<std::uint32_t*>(smem + Cfg::kOffMagLo) = dp4a::kMagLo;
-  }
   if constexpr (Cfg::kGather) {  // the tile accumulator starts at zero; each epilogue re-zeroes what it stores
     float* acc_smem = reinterpret_cast<float*>(smem + Cfg::kOffGatherAcc);
     for (int i = threadIdx.x; i < p.m * Cfg::kGatherAccStride; i += Cfg::kThreads) acc_smem[i] = 0.0f;
@@ -1476,58 +1473,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           }
         }
       };
-      // kGatherDp4a: a pass of one token on the CUDA cores, as the 8-token
-      // decode tile's route (dp4a_gemv.cuh): thread (dr, dh) of the
-      // warpgroup takes half dh of weight row dr, and each warp converts
-      // the token's FP4 copy into a buffer of its own in the stage's token
-      // region (past the copy). A stage is released once its dot products
-      // are in (their value is the arrive's dependency, so every read of
-      // the stage is done). The row's sum is added like a wgmma pass's:
-      // times alpha, and for NVFP4 2^-18, the units of the BF16 route's
-      // accumulators (dequant_offset_correction).
-      [[maybe_unused]] auto one_token_pass = [&](std::int32_t expert, std::int32_t slot0) {
-        if constexpr (Cfg::kGatherDp4a) {
-          constexpr int kTokStride = dp4a::kTokenStride<BK, Cfg::kBlock>;
-          constexpr int kScaleWords = dp4a::kScaleWords<kNv>;
-          static_assert(BK == 256 && Cfg::kOffY + 256 + 4 * kTokStride <= Cfg::kOffY + Cfg::kYBytes,
-                        "the copy and four warps' token buffers in the stage's token region");
-          const int dr = (ctid % 128) >> 1, dh = ctid & 1;
-          const int br = xs_row0 + dr;  // the row in its 128-row scale band
-          // The magnitude table's low word by a volatile load, for the reason
-          // the decode route's (above) gives; a pass's, so that no register
-          // holds it across the wgmma passes.
-          const std::uint32_t mag_lo = ptx::lds32_volatile(smem_base + Cfg::kOffMagLo);
-          float total[1] = {0.0f};
-          for (int st = 0; st < stages_per_pass; ++st, it += Cfg::kConsumers) {
-            if (st > 0) wait_stage(it);
-            const std::uint32_t sb = smem_base + (it % kStages) * Cfg::kStageBytes;
-            const std::uint32_t tokbuf = sb + Cfg::kOffY + 256 + warp * kTokStride;
-            dp4a::convert_copied_token_word<kNv>(sb + Cfg::kOffY, tokbuf, lane, mag_lo);
-            uint4 chunk[4];
-#pragma unroll
-            for (int i = 0; i < 4; ++i) chunk[i] = ptx::lds128(sb + dr * 128 + (((4 * dh + i) ^ (dr & 7)) << 4));
-            std::uint32_t sc[kScaleWords];
-#pragma unroll
-            for (int i = 0; i < kScaleWords; ++i)
-              sc[i] = ptx::lds32(sb + Cfg::kOffXScale + (kScaleWords * dh + i) * 512 + (br & 31) * 16 + (br >> 5) * 4);
-            __syncwarp();  // the warp's token is written
-            dp4a::stage_dot<kNv, 1, false, BK>(chunk, sc, tokbuf, dh, mag_lo, 1, total);
-            ptx::mbar_arrive_after(&empty[it % kStages], __float_as_uint(total[0]), p.k < 0);
-          }
-          // (The token and its alpha loaded only now: held across the stage
-          // loop, they made ptxas spill in the two-CTA tiles.)
-          const std::int64_t slot = std::int64_t(expert) * p.gather_capacity + slot0;
-          const std::int32_t m = p.gather_tokens[slot];
-          const float a = p.gather_alpha[slot] * (kNv ? 0x1p-18f : 1.0f);
-          total[0] += __shfl_xor_sync(0xffffffffu, total[0], 1);
-          ptx::mbar_wait(&order[wg], order_waits++ & 1);
-          if (dh == 0) {
-            const std::uint32_t cell = ptx::smem_addr(acc_smem) + 4u * std::uint32_t(m * Cfg::kGatherAccStride + dr);
-            ptx::sts32(cell, __float_as_uint(fmaf(a, total[0], __uint_as_float(ptx::lds32(cell)))));
-          }
-          ptx::mbar_arrive(&order[(wg + 1) % Cfg::kConsumers]);
-        }
-      };
       for (;;) {  // one pass per iteration
         const int s0 = it % kStages;
         trace.mark(kTrPassWait, s0);
@@ -1557,14 +1502,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           }
           order_lap();
           continue;
-        }
-        if constexpr (Cfg::kGatherDp4a) {
-          // (The count through a shuffle: ptxas then knows the branch is
-          // warp-uniform, and the pass's __syncwarp needs no convergence barrier.)
-          if (__shfl_sync(0xffffffffu, h.valid, 0) == 1) {
-            one_token_pass(h.expert, h.slot0);
-            continue;
-          }
         }
         place_items(xs_row0, h.slot0 % 128);
         part_fresh = true;

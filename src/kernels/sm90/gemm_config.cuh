@@ -131,13 +131,6 @@ struct GemmConfig {
   /// IDP.4A, about half the integer-ALU work a weight (docs/PERF.md stop
   /// 53). Standard bit order, no split-K.
   static constexpr bool kDp4a = kSwap && !kGather && !kMoe && !kFc1 && BN_ == 8;
-  /// The 8-token gather tiles take a pass of one token the same way
-  /// (fp4_gemm_kernel.cuh): at moe-fc2 M = 32 most used experts have one
-  /// token, and those passes were 35% of the time (docs/PERF.md stop 65).
-  /// Their stage then holds the token's FP4 codes and scale codes (the
-  /// gather step's FP4 copy, kernels/moe/gather_tokens.hpp) instead of its
-  /// BF16 rows. Standard bit order; 256-K stages (one 144-byte copy a stage).
-  static constexpr bool kGatherDp4a = kGather && BN_ == 8 && BK_ == 256 && !kPrepackedB_ && !kFp8;
   /// The 128 x 256 tiles of the dense, contiguous and masked layouts: split
   /// tiles' last contributors add the partials from the workspace into D
   /// after the tile loop (kSplitK below says why). MoE-dense's and FC1's
@@ -380,10 +373,7 @@ struct GemmConfig {
   // launch for M tokens (gather_smem_bytes).
   // (16-byte aligned: gather_store_tile moves it as float4; the barriers
   // before it are 8 bytes each, so an odd consumer count would misalign it.)
-  // kGatherDp4a: the magnitude table's low word (dp4a::kMagLo), which the
-  // one-token passes read back by a volatile load (fp4_gemm_kernel.cuh).
-  static constexpr int kOffMagLo = kOffScaleTable + 4 * 256;
-  static constexpr int kOffGatherAcc = align_up(kOffMagLo + (kGatherDp4a ? 4 : 0), 16);
+  static constexpr int kOffGatherAcc = align_up(kOffScaleTable + 4 * 256, 16);
   static constexpr int kGatherAccStride = BM + 4;
   static constexpr int kSmemBytes = kOffGatherAcc + 1024;  // + alignment slack
   static constexpr int kTileFloats = BM * BN;  // one split-K partial tile

@@ -148,7 +148,6 @@ KernelEntry entry() {
   e.stream_k = Cfg::kSplitK;
   e.stream_k_whole_rounds = Cfg::kReduceFromWorkspace;
   e.gather_lane_blocks = Cfg::kGather && Cfg::kLaneBlocks;
-  e.gather_fp4_tokens = Cfg::kGatherDp4a;
   if constexpr (Cfg::kPrepackable) e.launch_prepacked = &launch_gemm<typename Cfg::PrepackedB>;
   e.resident_ctas = &resident_ctas<Cfg>;
   return e;

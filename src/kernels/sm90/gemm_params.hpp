@@ -87,11 +87,6 @@ struct GemmParams {
   const std::int32_t* gather_tokens = nullptr;
   const float* gather_alpha = nullptr;
   std::int32_t gather_capacity = 0;
-  // The gather step's FP4 copy of each slot (GemmConfig::kGatherDp4a; null
-  // otherwise): per 256-K stage of the expert, its 128 code bytes and scale
-  // codes in kGatherFp4StageBytes, slot rows of gather_fp4_row_bytes.
-  const std::uint8_t* gather_fp4 = nullptr;
-  std::int32_t gather_fp4_row_bytes = 0;
   // Stream-K shares weighted by placement (docs/PERF.md stops 58-59): a
   // counter in the workspace (zero between launches; gather_stream_k_share)
   // and the first-placed CTAs' extra weight in 64ths (0: shares by CTA index).

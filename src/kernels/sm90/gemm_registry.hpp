@@ -49,10 +49,6 @@ struct KernelEntry {
   /// the chunk order): the gather step writes them so
   /// (kernels/moe/gather_tokens.hpp). The prepacked kernel's is the same.
   bool gather_lane_blocks = false;
-  /// A gather tile whose one-token passes read the gather step's FP4 copy
-  /// of the tokens (GemmConfig::kGatherDp4a). Not its prepacked kernel,
-  /// whose passes all take the BF16 rows.
-  bool gather_fp4_tokens = false;
   /// CTAs the device holds at once (two a resident cluster for two-CTA
   /// tiles): stream-K's grid. (The prepacked kernel's is the same.)
   int (*resident_ctas)() = nullptr;

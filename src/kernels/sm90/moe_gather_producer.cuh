@@ -32,7 +32,6 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/moe/gather_tokens.hpp"
 #include "kernels/sm90/gemm_params.hpp"
 #include "kernels/sm90/pipeline_trace.cuh"
 #include "kernels/sm90/producer_ring.cuh"
@@ -99,8 +98,6 @@ struct GatherStageLoads {
   static_assert(Cfg::kTokensBf16, "the gathered tokens in BF16");
   static constexpr std::uint32_t kChunkBytes = 512 * Cfg::kChunksPerStage;
   static constexpr std::uint32_t kBytes = Cfg::kXBytes + Cfg::kYBytes + kChunkBytes;
-  /// A one-token pass's stage (GemmConfig::kGatherDp4a): its token's FP4 copy instead of BF16 rows.
-  static constexpr std::uint32_t kBytesFp4Token = Cfg::kXBytes + kGatherFp4StageBytes + kChunkBytes;
 
   const void* tmap_w;  ///< B, the weights (X)
   const void* tmap_t;  ///< the gathered BF16 token rows (Y)
@@ -109,24 +106,18 @@ struct GatherStageLoads {
 
   /// Stage s: K block kb of weight rows [w_row, w_row + BM) with their scale
   /// band's chunks from w_scales, and K block j of the expert's columns of
-  /// gathered rows [t_row, t_row + BN), or (t_fp4 not null) that block of
-  /// one slot's FP4 copy at t_fp4.
+  /// gathered rows [t_row, t_row + BN).
   /// (trace: each copy's issue marked, in a trace build. Under moe-fc2's
   /// load each copy took 140-275 cycles and a stage's four ~850, spent on
   /// the ~14 instructions around each copy (elect, moves to uniform
   /// registers), not in the copy engine: ncu, docs/PERF.md stop 55.)
   __device__ __forceinline__ void load(int s, std::int32_t w_row, const std::uint8_t* w_scales, std::int32_t kb,
-                                       std::int32_t t_row, std::int32_t j, const std::uint8_t* t_fp4,
-                                       TraceCursor& trace) const {
+                                       std::int32_t t_row, std::int32_t j, TraceCursor& trace) const {
     std::uint8_t* st = smem + s * Cfg::kStageBytes;
-    ptx::mbar_arrive_expect_tx(&full[s], t_fp4 ? kBytesFp4Token : kBytes);
+    ptx::mbar_arrive_expect_tx(&full[s], kBytes);
     ptx::tma_load_2d(st, tmap_w, kb * Cfg::kRowBytes, w_row, &full[s]);
     trace.mark(kTrCopyIssued, 0);
-    if (t_fp4) {
-      ptx::bulk_load(st + Cfg::kOffY, t_fp4, kGatherFp4StageBytes, &full[s]);
-    } else {
-      ptx::tma_load_3d(st + Cfg::kOffY, tmap_t, 0, t_row, j * (Cfg::BK / 64), &full[s]);
-    }
+    ptx::tma_load_3d(st + Cfg::kOffY, tmap_t, 0, t_row, j * (Cfg::BK / 64), &full[s]);
     trace.mark(kTrCopyIssued, 1);
     ptx::bulk_load(st + Cfg::kOffXScale, w_scales + kb * kChunkBytes, kChunkBytes, &full[s]);
     trace.mark(kTrCopyIssued, 2);
@@ -223,13 +214,9 @@ __device__ void gather_produce(const GemmParams& p, const Scheduler& sched, cons
       ptx::sts64(hdr + 16, make_uint2(std::uint32_t(slot0), std::uint32_t(valid)));
     };
     // A pass's stage j (K block j of its expert), its header with the first.
-    // (A one-token pass of the kGatherDp4a tiles: the slot's FP4 copy.)
     auto pass_stage = [&](int s, int e, int slot0, int valid, int j) {
       if (j == 0) header(s, std::uint32_t(e * kb_per_expert), 0u, e, slot0, valid);
-      const std::int64_t slot = std::int64_t(e) * p.gather_capacity + slot0;
-      const std::uint8_t* t_fp4 =
-          Cfg::kGatherDp4a && valid == 1 ? p.gather_fp4 + slot * p.gather_fp4_row_bytes + j * kGatherFp4StageBytes : nullptr;
-      loads.load(s, w_row, w_scales, e * kb_per_expert + j, std::int32_t(slot), j, t_fp4, trace);
+      loads.load(s, w_row, w_scales, e * kb_per_expert + j, e * p.gather_capacity + slot0, j, trace);
       trace.mark(kTrIssued, s);
     };
     int e, slot0, count, s;
