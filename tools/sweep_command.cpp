@@ -29,9 +29,9 @@ void sweep_usage() {
       "  timing's, --final-reps the final timing's alone, --tune-reps the tuner's (default 20).\n"
       "  --quick: every row and every tactic still, with fewer repeats (sweep and tuner 5, final 15, warm-up 1) to fit\n"
       "  a few minutes of device time; the other options refine it.\n"
-      "  --tactics TEXT: only the tactics whose name contains TEXT, or one of its '|'-separated parts (e.g. 'sk8',\n"
-      "  'swapAB bn64 bk256 st5', 'bn8 bk256 st6|bn8 bk256 st12'), timed by\n"
-      "  the sweep alone: no tuning and no final timing (for profiling or comparing chosen tactics).\n"
+      "  --tactics TEXT: only the tactics whose name contains TEXT or one of its '|'-separated parts (e.g. 'sk8',\n"
+      "  'swapAB bn64 bk256 st5', 'gather bn8 bk256 st6|gather bn16'), timed by the sweep alone: no tuning and no\n"
+      "  final timing (for profiling or comparing chosen tactics).\n"
       "  The sweep tunes into a temporary cache unless --cache FILE names one; the user's cache is not touched.\n");
 }
 

@@ -84,7 +84,7 @@
 // moe-fc2 0.991-0.995x (MXFP4 M = 64-96 0.974-0.976x) the four-stage one's
 // time (docs/PERF.md stop 57). 8 tokens a pass suit 1-6 tokens per expert.
 // The 16-token one-CTA tile also with eight stages, where its accumulator
-// leaves room (M <= 274): four of its ring's stages load while each of the
+// leaves room (NVFP4 M <= 274, MXFP4 <= 304: its stage is 1 KB smaller): four of its ring's stages load while each of the
 // four warpgroups holds one, against two with six; M = 192-256 ran
 // 0.978-0.984x the six-stage tile's time. Measured and not listed: seven
 // stages (one producer warp, as the ring is odd: 1.10-1.13x) and the
