@@ -1,6 +1,7 @@
-// Which benchmark rows a `--filter TEXT` selects: TEXT is one or more
-// substrings separated by '|' (`"M=32 N|M=64 N"`), and a row is selected
-// when its name contains any of them. An empty TEXT selects every row; an
+// Which benchmark rows a `--filter TEXT` selects (and which tactics the
+// sweep's `--tactics TEXT` times): TEXT is one or more substrings separated
+// by '|' (`"M=32 N|M=64 N"`), and a row is selected when its name contains
+// any of them. An empty TEXT selects every row; an
 // empty alternative ("a||b", a trailing '|') selects nothing by itself.
 #pragma once
 

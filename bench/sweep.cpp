@@ -64,25 +64,13 @@ class SweepCache {
   bool temporary_;
 };
 
-/// Whether a tactic's name contains one of the '|'-separated parts of
-/// `like` (the --tactics option).
-bool tactic_named_like(const std::string& name, const std::string& like) {
-  for (std::size_t begin = 0;;) {
-    const std::size_t end = like.find('|', begin);
-    const std::string part = like.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-    if (!part.empty() && name.find(part) != std::string::npos) return true;
-    if (end == std::string::npos) return false;
-    begin = end + 1;
-  }
-}
-
 void measure_row(const Timer& timer, SweepRow& row, const SweepOptions& options, const std::string& cache, std::uint64_t seed) {
   const tuning::TuningProblem problem(row.shape, seed, timer.stream());
   tuning::ProblemShape ps = tuning::problem_shape(row.shape);
   ps.sm_count = detail::current_device_sm_count();
   std::vector<GemmTactic> candidates = tuning::candidate_tactics(ps);
   if (!options.tactics.empty())
-    std::erase_if(candidates, [&](const GemmTactic& t) { return !tactic_named_like(t.name(), options.tactics); });
+    std::erase_if(candidates, [&](const GemmTactic& t) { return !row_selected(options.tactics, t.name()); });
   row.candidates = static_cast<int>(candidates.size());
   auto forced = [&](const GemmTactic& t) {
     return [&problem, t](cudaStream_t s) {
