@@ -659,7 +659,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   auto fold = [&] {
     if constexpr (Cfg::kMoe) {
       [[maybe_unused]] const std::uint32_t held_alpha =
-          smem_base + held_stage * Cfg::kStageBytes + Cfg::kOffHeader + sizeof(MoeStageHeader);
+          smem_base + Cfg::header_offset(held_stage) + sizeof(MoeStageHeader);
       [[maybe_unused]] std::uint32_t dep = 0;
 #pragma unroll
       for (int c = 0; c < BN / 8; ++c) {
@@ -1466,7 +1466,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         const std::uint32_t parity = (n / kStages) & 1;
         ptx::mbar_wait(&full[s], parity);
         if constexpr (gather_stage_seq_checked<Cfg>()) {
-          const std::uint32_t seq = smem_base + s * Cfg::kStageBytes + Cfg::kOffHeader + offsetof(GatherStageHeader, seq);
+          const std::uint32_t seq = smem_base + Cfg::header_offset(s) + offsetof(GatherStageHeader, seq);
           if (ptx::lds32(seq) != n) {  // the slot's previous fill, still landing
             ptx::mbar_wait(&full[s], parity ^ 1);
             ptx::mbar_wait(&full[s], parity);
@@ -1480,7 +1480,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         // The header by ld.shared (a generic load here sat on the pass's critical path: ncu).
         GatherStageHeader h;
         {
-          const std::uint32_t hdr = smem_base + s0 * Cfg::kStageBytes + Cfg::kOffHeader;
+          const std::uint32_t hdr = smem_base + Cfg::header_offset(s0);
           const uint4 h0 = ptx::lds128(hdr), h1 = ptx::lds128(hdr + 16);
           h.kb = std::int32_t(h0.x);
           h.flags = h0.y;
@@ -1595,7 +1595,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           ptx::mbar_wait(&full[s], (it / kStages) & 1);
           if (first) trace.mark(kTrFirstFull, 0);
           ++it;
-          const std::uint8_t* header = smem + s * Cfg::kStageBytes + Cfg::kOffHeader;
+          const std::uint8_t* header = smem + Cfg::header_offset(s);
           const MoeStageHeader h = *reinterpret_cast<const MoeStageHeader*>(header);
           if (h.flags & kEndsTile) {
             ptx::mbar_arrive(&empty[s]);  // this thread is done with the header

@@ -138,7 +138,13 @@ struct GemmConfig {
   /// tiles.
   static constexpr bool kReduceFromWorkspace = !kSwap && !kGather && !kMoe && !kFc1 && BN == 256;
   static constexpr int kOffHeader = kOffYScale + kYScaleBytes;
-  static constexpr int kHeaderBytes = kMoe ? 16 + 4 * BT : kGather ? int(sizeof(GatherStageHeader)) : 0;
+  // MoE-dense's header sits in its stage. The gather layout's 32-byte
+  // headers sit in an array of their own after the ring (kOffConv): in the
+  // stage, NVFP4's 16-token stage needed 19 456 bytes instead of 18 432
+  // (a stage starts on 1024 bytes for the 128-byte swizzle), and eight of
+  // them held 30 tokens fewer (docs/PERF.md stop 65).
+  static constexpr int kHeaderBytes = kMoe ? 16 + 4 * BT : 0;
+  static constexpr int kGatherHeaderBytes = kGather ? int(sizeof(GatherStageHeader)) : 0;
   // Arrivals that fill a stage: the producer thread's expect_tx, or in
   // MoE-dense every lane of its producer warp (each writes part of the
   // header: moe_dense_producer.cuh).
@@ -315,10 +321,13 @@ struct GemmConfig {
   static constexpr int kXConvBytes = kXInRegs ? 0 : BM * 128;
   static constexpr int kXSets = kYAhead ? 3 : 2;  // X buffers (X in shared memory), as Y's sets
   static constexpr int kOffConv = kStages * kStageBytes;
+  /// Shared-memory offset of stage s's header (kHeaderBytes, kGatherHeaderBytes).
+  static constexpr int header_offset(int s) { return kGather ? kOffConv + s * kGatherHeaderBytes : s * kStageBytes + kOffHeader; }
   // The CUDA-core route's tokens: a buffer a consumer warp of BN rows of
   // int8 2x and its scale blocks' scales (dp4a_gemv.cuh).
   static constexpr int kDp4aTokenBytes = (kConsumerThreads / 32) * BN * dp4a::kTokenStride<BK, kBlock>;
-  static constexpr int kOffXConv = kOffConv + (kDp4a ? kDp4aTokenBytes : kTokensBf16 ? 0 : kYSets * kYUsers * kYSetBytes);
+  static constexpr int kOffXConv =
+      kOffConv + (kDp4a ? kDp4aTokenBytes : kTokensBf16 ? kStages * kGatherHeaderBytes : kYSets * kYUsers * kYSetBytes);
   // BF16 output through TMA stores (dense and contiguous, the 128 x 256
   // tile): each warp packs its 16 output rows into its own slab (16 rows x
   // BN, 64-column boxes of 2 KB, 128-byte swizzle) and one lane stores the

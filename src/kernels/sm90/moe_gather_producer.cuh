@@ -203,12 +203,12 @@ __device__ void gather_produce(const GemmParams& p, const Scheduler& sched, cons
       stages.template next<GatherStageHeader>(s);
       trace.mark(kTrEmptyGot, s);
       if (gather_stage_seq_checked<Cfg>() && lane == 0)  // (before the stage's arrive, below)
-        ptx::sts32(ptx::smem_addr(smem + s * Cfg::kStageBytes + Cfg::kOffHeader + offsetof(GatherStageHeader, seq)),
+        ptx::sts32(ptx::smem_addr(smem + Cfg::header_offset(s) + offsetof(GatherStageHeader, seq)),
                    stages.it - 1);
       return true;
     };
     auto header = [&](int s, std::uint32_t kb, std::uint32_t flags, std::int32_t e, std::int32_t slot0, std::int32_t valid) {
-      const std::uint32_t hdr = ptx::smem_addr(smem + s * Cfg::kStageBytes + Cfg::kOffHeader);
+      const std::uint32_t hdr = ptx::smem_addr(smem + Cfg::header_offset(s));
       const std::uint32_t owner = (stages.it - 1) % Cfg::kConsumers;
       ptx::sts128(hdr, make_uint4(kb, flags, owner, std::uint32_t(e)));
       ptx::sts64(hdr + 16, make_uint2(std::uint32_t(slot0), std::uint32_t(valid)));

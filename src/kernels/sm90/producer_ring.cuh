@@ -1,5 +1,5 @@
 // The producer's side of the stage ring, for the producers that write a
-// header at the start of each stage (MoE-dense, gather): the next stage in
+// header with each stage (MoE-dense, gather): the next stage in
 // ring order, once its consumers have released it.
 #pragma once
 
@@ -21,7 +21,7 @@ struct ProducerRing {
     s = it % Cfg::kStages;
     ptx::mbar_wait(&empty[s], ((it / Cfg::kStages) & 1) ^ 1);
     ++it;
-    return reinterpret_cast<Header*>(smem + s * Cfg::kStageBytes + Cfg::kOffHeader);
+    return reinterpret_cast<Header*>(smem + Cfg::header_offset(s));
   }
   /// Passes over the next stage (another producer warp's to fill).
   __device__ void skip() { ++it; }

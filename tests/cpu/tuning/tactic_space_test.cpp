@@ -411,7 +411,7 @@ TEST(TacticSpace, GatherOnlyForRoutedAlphaThatItHolds) {
     if (e.tactic.moe_gather) most = std::max(most, e.max_m);
   EXPECT_FALSE(pick(most + 1, 8, 256).moe_gather) << "more tokens than any gather tile holds";
   EXPECT_EQ(pick(128, 8, 256).block_n, 8) << "four tokens per expert: 8 a pass";
-  EXPECT_EQ(pick(96, 8, 256).stages, 4) << "the 8-token tile with four stages holds 96 tokens";
+  EXPECT_EQ(pick(96, 8, 256).stages, 6) << "the 8-token tile with six stages holds 96 tokens (100)";
   const GemmTactic m160 = pick(160, 8, 256);
   EXPECT_EQ(m160.block_n, 8) << "five tokens per expert: 8 a pass";
   EXPECT_EQ(m160.stages, 4) << "the four-stage 8-token tile holds 160 tokens";
@@ -420,7 +420,8 @@ TEST(TacticSpace, GatherOnlyForRoutedAlphaThatItHolds) {
   EXPECT_EQ(pick(256, 8, 256).block_n, 16) << "eight tokens per expert: 16 a pass";
   EXPECT_EQ(pick(192, 8, 256).stages, 8) << "the eight-stage 16-token tile holds 192 tokens";
   EXPECT_EQ(pick(256, 8, 256).stages, 8) << "and 256";
-  EXPECT_EQ(pick(288, 8, 256).stages, 6) << "288 tokens: the six-stage tile";
+  EXPECT_EQ(pick(288, 8, 256).stages, 8) << "and 288 (NVFP4's eight stages hold 303)";
+  EXPECT_EQ(pick(320, 8, 256).stages, 6) << "320 tokens: the six-stage tile";
   EXPECT_EQ(pick(384, 8, 256).stages, 6) << "and 384";
   {
     TuneShape call{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 32, 7168, 256 * 256, 256, 256, 8};
