@@ -659,7 +659,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   auto fold = [&] {
     if constexpr (Cfg::kMoe) {
       [[maybe_unused]] const std::uint32_t held_alpha =
-          smem_base + Cfg::header_offset(held_stage) + sizeof(MoeStageHeader);
+          smem_base + held_stage * Cfg::kStageBytes + Cfg::kOffHeader + sizeof(MoeStageHeader);
       [[maybe_unused]] std::uint32_t dep = 0;
 #pragma unroll
       for (int c = 0; c < BN / 8; ++c) {
@@ -1595,7 +1595,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           ptx::mbar_wait(&full[s], (it / kStages) & 1);
           if (first) trace.mark(kTrFirstFull, 0);
           ++it;
-          const std::uint8_t* header = smem + Cfg::header_offset(s);
+          const std::uint8_t* header = smem + s * Cfg::kStageBytes + Cfg::kOffHeader;
           const MoeStageHeader h = *reinterpret_cast<const MoeStageHeader*>(header);
           if (h.flags & kEndsTile) {
             ptx::mbar_arrive(&empty[s]);  // this thread is done with the header

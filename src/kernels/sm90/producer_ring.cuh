@@ -21,7 +21,11 @@ struct ProducerRing {
     s = it % Cfg::kStages;
     ptx::mbar_wait(&empty[s], ((it / Cfg::kStages) & 1) ^ 1);
     ++it;
-    return reinterpret_cast<Header*>(smem + Cfg::header_offset(s));
+    // (MoE-dense's header in its stage in this form: written as
+    // header_offset(s), the same address, ptxas scheduled the MoE-dense
+    // kernels differently, and they were not re-measured.)
+    if constexpr (Cfg::kGather) return reinterpret_cast<Header*>(smem + Cfg::header_offset(s));
+    return reinterpret_cast<Header*>(smem + s * Cfg::kStageBytes + Cfg::kOffHeader);
   }
   /// Passes over the next stage (another producer warp's to fill).
   __device__ void skip() { ++it; }
