@@ -80,13 +80,15 @@
 // and a 16-token one (four), two CTAs per SM for calls with few tokens
 // (their accumulators hold fewer): one CTA's eight consumer warps left half
 // the issue slots empty (ncu, H200, M = 32: 0.71 eligible warps per
-// scheduler). The six-stage 8-token tile (M <= 64 NVFP4, <= 96 MXFP4) ran
-// moe-fc2 0.991-0.995x (MXFP4 M = 64-96 0.974-0.976x) the four-stage one's
-// time (docs/PERF.md stop 57). 8 tokens a pass suit 1-6 tokens per expert.
-// The 16-token one-CTA tile also with eight stages, where its accumulator
-// leaves room (NVFP4 M <= 274, MXFP4 <= 304: its stage is 1 KB smaller): four of its ring's stages load while each of the
-// four warpgroups holds one, against two with six; M = 192-256 ran
-// 0.978-0.984x the six-stage tile's time. Measured and not listed: seven
+// scheduler). The six-stage 8-token tile (M <= 100 NVFP4, <= 122 MXFP4
+// since stop 65's headers left the stages) ran moe-fc2 0.991-0.995x (MXFP4
+// M = 64-96 0.974-0.976x) the four-stage one's time (docs/PERF.md stop 57;
+// NVFP4 M = 96 0.985x, stop 65). 8 tokens a pass suit 1-6 tokens per
+// expert. The 16-token one-CTA tile also with eight stages, where its
+// accumulator leaves room (NVFP4 M <= 303, MXFP4 <= 333): four of its
+// ring's stages load while each of the four warpgroups holds one, against
+// two with six; M = 192-256 ran 0.978-0.984x the six-stage tile's time,
+// NVFP4 M = 288 and MXFP4 M = 320 0.986-0.993x. Measured and not listed: seven
 // stages (one producer warp, as the ring is odd: 1.10-1.13x) and the
 // 8-token tile as one CTA of twelve stages (1.02-1.12x the two-CTA
 // six-stage one; H200 sweep, docs/PERF.md stop 65).
