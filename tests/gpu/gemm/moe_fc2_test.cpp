@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <sstream>
 
@@ -429,30 +430,51 @@ TEST(MoeFc2, GatherPassesAndTokenLimit) {
 // with passes without data) on calls small enough for compute-sanitizer
 // racecheck (racecheck of GatherPassesAndTokenLimit, which covers them on
 // larger shapes, never finished in 280 s; this one took from seconds to
-// minutes, docs/PERF.md stop 28): every gather kernel, W = 2048, dense
+// minutes, docs/PERF.md stop 28): each gather kernel, W = 2048, dense
 // alpha over three experts (so tiles of 3, 6 or 9 passes: last rounds of
-// every length), whole tiles and stream-K.
-TEST(MoeFc2, GatherMultiStagePassesSmall) {
+// every length), whole tiles and stream-K. One test per kernel, named by
+// its format and tactic, so a racecheck can take a few kernels at a time:
+// all of them in one process outgrew a 500 s device call (docs/PERF.md
+// stop 66).
+class GatherMultiStagePassesSmall : public ::testing::TestWithParam<int> {};
+
+/// Registry indices of the gather kernels.
+std::vector<int> gather_kernel_indices() {
+  std::vector<int> out;
+  const auto& reg = kernels::kernel_registry();
+  for (int i = 0; i < static_cast<int>(reg.size()); ++i)
+    if (reg[i].tactic.moe_gather) out.push_back(i);
+  return out;
+}
+
+TEST_P(GatherMultiStagePassesSmall, MatchesReferenceAndRepeats) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;
-  for (const auto& e : kernels::kernel_registry()) {
-    if (!e.tactic.moe_gather) continue;
-    Fc2Case c;
-    c.format = e.format;
-    c.experts = 3;
-    c.width = 2048;
-    c.m = std::min(20, e.max_m);
-    c.n = 64;
-    c.repeats = 2;
-    for (int split : {1, 0}) {
-      GemmTactic t = e.tactic;
-      t.split_k = split;
-      c.tactic = &t;
-      SCOPED_TRACE(c.describe());
-      test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
-    }
+  const auto& e = kernels::kernel_registry()[static_cast<std::size_t>(GetParam())];
+  Fc2Case c;
+  c.format = e.format;
+  c.experts = 3;
+  c.width = 2048;
+  c.m = std::min(20, e.max_m);
+  c.n = 64;
+  c.repeats = 2;
+  for (int split : {1, 0}) {
+    GemmTactic t = e.tactic;
+    t.split_k = split;
+    c.tactic = &t;
+    SCOPED_TRACE(c.describe());
+    test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(MoeFc2, GatherMultiStagePassesSmall, ::testing::ValuesIn(gather_kernel_indices()),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                           const auto& e = kernels::kernel_registry()[static_cast<std::size_t>(info.param)];
+                           std::string name = std::string(format_name(e.format)) + "_" + e.tactic.name();
+                           for (char& ch : name)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return name;
+                         });
 
 // MXFP4's FP8 route applies alpha with every 32-K block's scale factors, so
 // the producer writes the expert's alpha into every stage of it (the BF16
