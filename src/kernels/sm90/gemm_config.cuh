@@ -326,8 +326,9 @@ struct GemmConfig {
   // The CUDA-core route's tokens: a buffer a consumer warp of BN rows of
   // int8 2x and its scale blocks' scales (dp4a_gemv.cuh).
   static constexpr int kDp4aTokenBytes = (kConsumerThreads / 32) * BN * dp4a::kTokenStride<BK, kBlock>;
-  static constexpr int kOffXConv =
-      kOffConv + (kDp4a ? kDp4aTokenBytes : kTokensBf16 ? kStages * kGatherHeaderBytes : kYSets * kYUsers * kYSetBytes);
+  // (After the gather headers' array, which is empty in every other layout.)
+  static constexpr int kOffXConv = kOffConv + kStages * kGatherHeaderBytes +
+                                   (kDp4a ? kDp4aTokenBytes : kTokensBf16 ? 0 : kYSets * kYUsers * kYSetBytes);
   // BF16 output through TMA stores (dense and contiguous, the 128 x 256
   // tile): each warp packs its 16 output rows into its own slab (16 rows x
   // BN, 64-column boxes of 2 KB, 128-byte swizzle) and one lane stores the
