@@ -11,7 +11,9 @@
 # racecheck, synccheck or initcheck; empty: no sanitizer), TESTS (the test
 # binary, .carry/tests/fp4moe_gpu_tests, unpacked from .xz here). Logs:
 # $OUT/shard<i>.log. Exit status 1 if a shard failed a test or the tool
-# reported an error, 2 if a shard ran out of time, else 0.
+# reported an error (under memcheck, SplitKWorkspace.AnAllocationThatFails
+# IsReportedOnce makes an allocation fail on purpose: two API errors, listed
+# at the end), 2 if a shard ran out of time, else 0.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
