@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # The GPU test suite (or the tests matching FILTER) as SHARDS gtest shards
-# side by side on the one GPU, plain or under a compute-sanitizer tool: the
-# suite's time is mostly its CPU references, so four shards on the lent
-# machine's 16 cores take ~340 s where one process takes well past a call's
-# 600 s (docs/PERF.md stops 66-67). One summary line a shard: tests passed,
-# the sanitizer's summary, and the test it was in if the limit stopped it;
-# then every sanitizer report line, counted.
+# side by side on the one GPU, plain or under a compute-sanitizer tool. The
+# suite's time is mostly its CPU references: one process took 488-533 s
+# for 102-104 tests (docs/PERF.md stops 41-48), near a call's 600 s; four
+# shards on the lent machine's 16 cores ran 132 tests in ~340 s (stop 67).
+# One summary line a shard: tests passed, failed and skipped, the
+# sanitizer's summary, and the test it was in if it stopped early (the
+# limit or a crash); then the sanitizer's reports, counted.
 # Usage: scripts/device_suite_shards.sh [FILTER ('*')]
 # Environment: SHARDS (4), LIMIT (seconds a shard, 380), TOOL (memcheck,
 # racecheck, synccheck or initcheck; empty: no sanitizer), TESTS (the test
 # binary, .carry/tests/fp4moe_gpu_tests, unpacked from .xz here). Logs:
 # $OUT/shard<i>.log. Exit status 1 if a shard failed a test or the tool
-# reported an error (under memcheck, SplitKWorkspace.AnAllocationThatFails
-# IsReportedOnce makes an allocation fail on purpose: two API errors, listed
-# at the end), 2 if a shard ran out of time, else 0.
+# reported an error, 2 if a shard stopped early, else 0. (Under memcheck
+# the test SplitKWorkspace.AnAllocationThatFailsIsReportedOnce makes an
+# allocation fail on purpose: the tool counts two API errors there.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
@@ -44,7 +45,7 @@ for ((i = 0; i < SHARDS; ++i)); do
   summary=$(grep -E '(ERROR|RACECHECK) SUMMARY' "$log" | sed 's/^=* *//')
   [ -n "$summary" ] && line="$line; $summary"
   if ! grep -q '^\[==========\] .* ran' "$log"; then
-    line="$line; stopped at the limit in $(grep -E '^\[ RUN' "$log" | tail -1 | sed 's/^\[ RUN *\] //')"
+    line="$line; stopped early in $(grep -E '^\[ RUN' "$log" | tail -1 | sed 's/^\[ RUN *\] //')"
     status=$(( status == 1 ? 1 : 2 ))
   fi
   [ "$failed" -gt 0 ] && status=1
@@ -52,7 +53,6 @@ for ((i = 0; i < SHARDS; ++i)); do
   echo "$line"
   grep -E '^\[  FAILED  \] [^0-9]' "$log" | sed 's/ (.*//' | sort -u | head -10
 done
-# The sanitizer's reports, counted (a test that makes an allocation fail on
-# purpose shows here as cudaErrorMemoryAllocation API results).
-cat "$OUT"/shard*.log | grep -E '^========= +(Invalid|Program hit|Uninitialized|Race|Barrier|Error|Leaked)' | sort | uniq -c | head -20
+# The sanitizer's reports, counted.
+for ((i = 0; i < SHARDS; ++i)); do cat "$OUT/shard$i.log"; done | grep -E '^========= +(Invalid|Program hit|Uninitialized|Race|Barrier|Error|Leaked)' | sort | uniq -c | head -20
 exit $status
