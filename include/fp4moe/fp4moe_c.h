@@ -18,7 +18,9 @@
  *     calling thread.
  *   - The descriptors and enum values below are part of the ABI: any change
  *     to them bumps FP4MOE_C_ABI_VERSION, which fp4moe_abi_version() reports
- *     so a binding can refuse a library it was not written for.
+ *     so a binding can refuse a library it was not written for. New
+ *     functions come without a bump (a binding finds them missing from an
+ *     older library by name).
  */
 #ifndef FP4MOE_FP4MOE_C_H_
 #define FP4MOE_FP4MOE_C_H_
@@ -117,6 +119,17 @@ FP4MOE_C_API const char* fp4moe_version(void);
 FP4MOE_C_API const char* fp4moe_last_error(void);
 /* For FP4MOE_ERROR_CUDA: the cudaError_t of this thread's last failed call (0 otherwise). */
 FP4MOE_C_API int32_t fp4moe_last_cuda_error(void);
+
+/* ---------------------------------------------------- workspace ---- */
+
+/* include/fp4moe/workspace.hpp: the bytes the library holds for `stream` (a
+ * cudaStream_t) on the current device, into *bytes. */
+FP4MOE_C_API fp4moe_status fp4moe_workspace_bytes(void* stream, uint64_t* bytes);
+/* Waits for the work queued on `stream`, frees the library's buffers for it on
+ * the current device and writes the bytes freed to *freed_bytes (may be null).
+ * A buffer a captured CUDA graph uses stays allocated. FP4MOE_ERROR_INVALID_ARGUMENT
+ * while `stream` is capturing. */
+FP4MOE_C_API fp4moe_status fp4moe_release_workspace(void* stream, uint64_t* freed_bytes);
 
 /* ------------------------------------------------- quantize (GPU) ---- */
 

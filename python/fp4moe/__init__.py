@@ -68,6 +68,8 @@ _TORCH_API = (
     "moe_dense_fc1_swiglu",
     "moe_dense_fc1_swiglu_nvfp4",
     "moe_routing_alpha",
+    "workspace_bytes",
+    "release_workspace",
     "cpu",
 )
 
@@ -83,6 +85,7 @@ else:
                            quantize_nvfp4)
     from .scale_layout import convert_scale_layout
     from .tensor import Fp4Tensor, empty_fp4
+    from .workspace import release_workspace, workspace_bytes
     from . import cpu  # noqa: F401
 
 

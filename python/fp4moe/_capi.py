@@ -135,6 +135,8 @@ _PROTOTYPES = {
     "fp4moe_last_error": (c_char_p, []),
     "fp4moe_last_cuda_error": (c_int32, []),
     "fp4moe_contiguous_alignment": (c_int32, []),
+    "fp4moe_workspace_bytes": (c_int32, [c_void_p, POINTER(ctypes.c_uint64)]),
+    "fp4moe_release_workspace": (c_int32, [c_void_p, POINTER(ctypes.c_uint64)]),
     "fp4moe_nvfp4_global_encode_scale": (c_float, [c_float]),
     "fp4moe_quantize_nvfp4": (c_int32, [_M, _F, _FP, c_void_p]),
     "fp4moe_quantize_mxfp4": (c_int32, [_M, _F, c_void_p]),
@@ -174,7 +176,11 @@ _PROTOTYPES = {
 
 def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
     for name, (restype, argtypes) in _PROTOTYPES.items():
-        fn = getattr(lib, name)
+        try:
+            fn = getattr(lib, name)
+        except AttributeError:  # a library older than the package (functions come without an ABI bump)
+            raise ImportError(f"fp4moe: {_library.library_path()} has no {name}: rebuild the library from the same "
+                              "sources as this package") from None
         fn.restype = restype
         fn.argtypes = argtypes
     return lib

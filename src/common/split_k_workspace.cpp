@@ -40,12 +40,23 @@ std::vector<void*>& kept_buffers() {  // outgrown buffers a captured graph may s
   return kept;
 }
 
+/// The buffers of one kind, by (device, stream); they live until
+/// release_workspace or the process's end. Use with the mutex held.
+template <int Kind, std::size_t kParts>
+std::map<std::tuple<int, cudaStream_t>, Buffer<kParts>>& buffers_of_kind() {
+  static std::map<std::tuple<int, cudaStream_t>, Buffer<kParts>> buffers;
+  return buffers;
+}
+// The two kinds: split-K's [counters | scratch | partials], and the gathered
+// moe_dense_fc2 formulation's copy of the tokens.
+constexpr int kSplitK = 0, kGather = 1;
+constexpr std::size_t kSplitKParts = 3, kGatherParts = 1;
+
 /// The buffer of kind `Kind` for (current device, stream), at least `need`
 /// bytes per part; returns each part's address. Call with the mutex held.
 template <int Kind, std::size_t kParts>
 std::array<char*, kParts> reserve(cudaStream_t stream, const std::array<std::size_t, kParts>& need, const char* who) {
-  static std::map<std::tuple<int, cudaStream_t>, Buffer<kParts>> buffers;  // lives as long as the process
-  Buffer<kParts>& b = buffers[{current_device(), stream}];
+  Buffer<kParts>& b = buffers_of_kind<Kind, kParts>()[{current_device(), stream}];
   const bool under_capture = capturing(stream);
   bool short_of = false;
   for (std::size_t i = 0; i < kParts; ++i) short_of |= b.bytes[i] < align256(need[i]);
@@ -83,19 +94,69 @@ std::array<char*, kParts> reserve(cudaStream_t stream, const std::array<std::siz
   return at;
 }
 
+template <std::size_t kParts>
+std::size_t total_bytes(const Buffer<kParts>& b) {
+  std::size_t total = 0;
+  for (std::size_t n : b.bytes) total += n;
+  return total;
+}
+
+/// Bytes of kind `Kind` held for (current device, stream). Mutex held.
+template <int Kind, std::size_t kParts>
+std::size_t held(cudaStream_t stream) {
+  auto& buffers = buffers_of_kind<Kind, kParts>();
+  const auto it = buffers.find({current_device(), stream});
+  return it == buffers.end() ? 0 : total_bytes(it->second);
+}
+
+/// Drops the (current device, stream) buffer of kind `Kind`: frees it, or
+/// keeps it allocated where a captured graph holds its address. Returns the
+/// bytes freed. Mutex held.
+template <int Kind, std::size_t kParts>
+std::size_t drop(cudaStream_t stream) {
+  auto& buffers = buffers_of_kind<Kind, kParts>();
+  const auto it = buffers.find({current_device(), stream});
+  if (it == buffers.end()) return 0;
+  const Buffer<kParts> b = it->second;
+  buffers.erase(it);
+  if (!b.base) return 0;
+  if (b.in_graph) {
+    kept_buffers().push_back(b.base);
+    return 0;
+  }
+  FP4MOE_CUDA_CHECK(cudaFree(b.base));
+  return total_bytes(b);
+}
+
 }  // namespace
 
 SplitKWorkspace split_k_workspace(cudaStream_t stream, std::size_t partial_floats, std::size_t counters,
                                   std::size_t scratch) {
   const std::lock_guard<std::mutex> lock(workspace_mutex());
   // [counters | scratch | partials]
-  const auto at = reserve<0, 3>(stream, {counters * 4, scratch * 4, partial_floats * 4}, "split-K");
+  const auto at = reserve<kSplitK, kSplitKParts>(stream, {counters * 4, scratch * 4, partial_floats * 4}, "split-K");
   return {reinterpret_cast<float*>(at[2]), reinterpret_cast<std::int32_t*>(at[0]), reinterpret_cast<std::int32_t*>(at[1])};
 }
 
 std::uint8_t* gather_workspace(cudaStream_t stream, std::size_t bytes) {
   const std::lock_guard<std::mutex> lock(workspace_mutex());
-  return reinterpret_cast<std::uint8_t*>(reserve<1, 1>(stream, {bytes}, "moe_dense_fc2 (gathered)")[0]);
+  return reinterpret_cast<std::uint8_t*>(reserve<kGather, kGatherParts>(stream, {bytes}, "moe_dense_fc2 (gathered)")[0]);
+}
+
+std::size_t workspace_bytes(cudaStream_t stream) {
+  const std::lock_guard<std::mutex> lock(workspace_mutex());
+  return held<kSplitK, kSplitKParts>(stream) + held<kGather, kGatherParts>(stream);
+}
+
+std::size_t release_workspace(cudaStream_t stream) {
+  const std::lock_guard<std::mutex> lock(workspace_mutex());
+  if (capturing(stream))
+    throw InvalidArgument("release_workspace", "stream",
+                          "is capturing a CUDA graph; release its workspace after the capture ends");
+  // The buffers are this stream's alone: once its queued work is done,
+  // nothing uses them (a captured graph's buffer is kept, in drop).
+  FP4MOE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return drop<kSplitK, kSplitKParts>(stream) + drop<kGather, kGatherParts>(stream);
 }
 
 }  // namespace fp4moe::detail

@@ -13,7 +13,8 @@
 // leaves them zero again. The scratch integers (weighted stream-K's token
 // block counts) are written by each call before its GEMM reads them. The
 // gathered moe_dense_fc2 formulation keeps its copy of the tokens in a
-// second buffer per (device, stream) with the same rules.
+// second buffer per (device, stream) with the same rules. Both live until
+// release_workspace(stream) or the process's end.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -39,5 +40,9 @@ SplitKWorkspace split_k_workspace(cudaStream_t stream, std::size_t partial_float
 /// device, under the same rules. A buffer of its own: the same call also
 /// takes split-K's, and growing one must not move the other.
 std::uint8_t* gather_workspace(cudaStream_t stream, std::size_t bytes);
+
+/// fp4moe::workspace_bytes and fp4moe::release_workspace (fp4moe/workspace.hpp).
+std::size_t workspace_bytes(cudaStream_t stream);
+std::size_t release_workspace(cudaStream_t stream);
 
 }  // namespace fp4moe::detail

@@ -87,6 +87,11 @@ int main(void) {
          "the cache path set is the one in effect");
   expect(fp4moe_set_tuning_cache_path(NULL) == FP4MOE_OK, "back to the default path");
 
+  /* The workspace query checks its output pointer before it touches the GPU. */
+  expect(fp4moe_workspace_bytes(NULL, NULL) == FP4MOE_ERROR_INVALID_ARGUMENT &&
+             strcmp(fp4moe_last_error(), "workspace_bytes: argument 'bytes': must not be null") == 0,
+         "workspace_bytes refuses a null output");
+
   printf("%d passed, %d failed\n", failures ? 0 : 1, failures ? 1 : 0);
   return failures ? 1 : 0;
 }

@@ -185,3 +185,12 @@ def test_refused_call_leaves_out_untouched(rng):
     with pytest.raises(fp4moe.InvalidArgumentError):
         fp4moe.fp4_gemm_nt(a, b, out=out)
     assert torch.isnan(out).all()
+
+
+# ------------------------------------------------------------ workspace ----
+
+def test_workspace_functions_take_a_torch_stream():
+    with refuses("workspace_bytes", "stream", r"must be a torch.cuda.Stream or None \(got int\)"):
+        fp4moe.workspace_bytes(0)
+    with refuses("release_workspace", "stream", "torch.cuda.Stream"):
+        fp4moe.release_workspace("side")

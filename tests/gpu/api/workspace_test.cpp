@@ -1,0 +1,153 @@
+// fp4moe/workspace.hpp on the GPU: what the split-K and gathered calls hold
+// for a stream is measured and released, later calls grow it again with the
+// same results, a graph keeps the buffer it was captured with, and a stream
+// under capture is refused.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "fp4moe/error.hpp"
+#include "fp4moe/workspace.hpp"
+#include "kernels/sm90/gemm_registry.hpp"
+#include "support/test_support.hpp"
+#include "tuning/tuning_problem.hpp"
+
+namespace fp4moe {
+namespace {
+
+/// The first compiled tactic of `layout` (NVFP4) that `pick` accepts.
+template <class Pick>
+GemmTactic compiled(kernels::Layout layout, Pick pick) {
+  for (const auto& e : kernels::kernel_registry())
+    if (e.format == Fp4Format::kNVFP4 && e.layout == layout && pick(e.tactic)) return e.tactic;
+  ADD_FAILURE() << "no compiled tactic of the wanted kind";
+  return GemmTactic{};
+}
+
+GemmTactic split_tactic(int split_k) {
+  GemmTactic t = compiled(kernels::Layout::kDense, [](const GemmTactic& c) { return c.swap_ab && c.block_n == 64; });
+  t.split_k = split_k;
+  return t;
+}
+
+std::vector<std::uint8_t> output_of(const tuning::TuningProblem& p, cudaStream_t s) {
+  EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  return test::download_as<std::uint8_t>(p.output(), p.output_bytes());
+}
+
+void poison(const tuning::TuningProblem& p, cudaStream_t s) {
+  ASSERT_EQ(cudaMemsetAsync(const_cast<void*>(p.output()), 0xff, p.output_bytes(), s), cudaSuccess);
+}
+
+class Workspace : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    FP4MOE_REQUIRE_GPU();
+    ASSERT_EQ(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), cudaSuccess);
+  }
+  void TearDown() override {
+    if (s_) {
+      release_workspace(s_);
+      cudaStreamDestroy(s_);
+    }
+  }
+  cudaStream_t s_ = nullptr;
+};
+
+TEST_F(Workspace, ReleaseFreesWhatTheCallsHeldAndTheNextCallsGrowItAgain) {
+  EXPECT_EQ(workspace_bytes(s_), 0u) << "a fresh stream holds nothing";
+  EXPECT_EQ(release_workspace(s_), 0u) << "releasing nothing is no error";
+
+  const GemmTactic split = split_tactic(4);
+  const GemmTactic gather = compiled(kernels::Layout::kMoeGather, [](const GemmTactic& t) { return t.moe_gather; });
+  GemmOptions split_opt, gather_opt;
+  split_opt.tactic = &split;
+  gather_opt.tactic = &gather;
+  const tuning::TuningProblem dense({GemmOp::kDense, Fp4Format::kNVFP4, GemmOutput::kFP32, 64, 256, 4096, 1}, 1, s_);
+  const tuning::TuningProblem moe(
+      {GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kFP32, 32, 256, 8 * 256, 8, 256, 2}, 2, s_);
+
+  dense.run(split_opt, s_);
+  const std::vector<std::uint8_t> dense_first = output_of(dense, s_);
+  const std::size_t split_bytes = workspace_bytes(s_);
+  // At least the partials of 4 slices of the 64 x 256 output.
+  EXPECT_GE(split_bytes, std::size_t(4) * 64 * 256 * 4);
+  moe.run(gather_opt, s_);
+  const std::vector<std::uint8_t> moe_first = output_of(moe, s_);
+  const std::size_t both_bytes = workspace_bytes(s_);
+  // The gathered copy: 8 experts x 32 slots of 256 BF16 columns at least.
+  EXPECT_GE(both_bytes, split_bytes + std::size_t(8) * 32 * 256 * 2);
+
+  EXPECT_EQ(release_workspace(s_), both_bytes) << "every byte held is freed";
+  EXPECT_EQ(workspace_bytes(s_), 0u);
+
+  // The calls after the release allocate again and compute the same bits.
+  poison(dense, s_);
+  poison(moe, s_);
+  dense.run(split_opt, s_);
+  moe.run(gather_opt, s_);
+  EXPECT_TRUE(output_of(dense, s_) == dense_first);
+  EXPECT_TRUE(output_of(moe, s_) == moe_first);
+  EXPECT_EQ(workspace_bytes(s_), both_bytes);
+}
+
+TEST_F(Workspace, AGraphKeepsItsBufferThroughARelease) {
+  const GemmTactic split = split_tactic(2);
+  GemmOptions opt;
+  opt.tactic = &split;
+  const tuning::TuningProblem p({GemmOp::kDense, Fp4Format::kNVFP4, GemmOutput::kFP32, 64, 256, 2048, 1}, 3, s_);
+  p.run(opt, s_);  // makes the stream's workspace before the capture
+  const std::vector<std::uint8_t> eager = output_of(p, s_);
+
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(s_, cudaStreamCaptureModeGlobal), cudaSuccess);
+  p.run(opt, s_);
+  ASSERT_EQ(cudaStreamEndCapture(s_, &graph), cudaSuccess);
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+
+  EXPECT_EQ(release_workspace(s_), 0u) << "the graph's buffer is kept, not freed";
+  EXPECT_EQ(workspace_bytes(s_), 0u) << "the stream no longer holds it";
+  // An eager call now gets a buffer of its own; memory allocated after it
+  // and filled with garbage must not reach the graph's tile counters.
+  p.run(opt, s_);
+  EXPECT_TRUE(output_of(p, s_) == eager);
+  void* scratch = nullptr;
+  ASSERT_EQ(cudaMalloc(&scratch, std::size_t(64) << 20), cudaSuccess);
+  ASSERT_EQ(cudaMemsetAsync(scratch, 0x5a, std::size_t(64) << 20, s_), cudaSuccess);
+  poison(p, s_);
+  ASSERT_EQ(cudaGraphLaunch(exec, s_), cudaSuccess);
+  EXPECT_TRUE(output_of(p, s_) == eager) << "the replay equals the eager call, bit for bit";
+
+  cudaFree(scratch);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+}
+
+TEST_F(Workspace, ReleaseIsRefusedWhileTheStreamCaptures) {
+  const GemmTactic split = split_tactic(2);
+  GemmOptions opt;
+  opt.tactic = &split;
+  const tuning::TuningProblem p({GemmOp::kDense, Fp4Format::kNVFP4, GemmOutput::kFP32, 64, 256, 2048, 1}, 4, s_);
+  p.run(opt, s_);
+  ASSERT_EQ(cudaStreamSynchronize(s_), cudaSuccess);
+  const std::size_t held = workspace_bytes(s_);
+  ASSERT_GT(held, 0u);
+
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(s_, cudaStreamCaptureModeGlobal), cudaSuccess);
+  try {
+    release_workspace(s_);
+    ADD_FAILURE() << "release_workspace during capture was not refused";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.function(), "release_workspace");
+    EXPECT_EQ(e.argument(), "stream");
+  }
+  EXPECT_EQ(workspace_bytes(s_), held) << "a refused release frees nothing";
+  ASSERT_EQ(cudaStreamEndCapture(s_, &graph), cudaSuccess);
+  if (graph) cudaGraphDestroy(graph);
+}
+
+}  // namespace
+}  // namespace fp4moe

@@ -1,0 +1,61 @@
+"""fp4moe.workspace_bytes / release_workspace on the GPU: a split-K call's
+buffer is measured and freed, the next call grows it again with the same
+result, and a stream under capture is refused."""
+
+import dataclasses
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import fp4moe  # noqa: E402
+import fp4_reference as ref  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+
+
+def split_k_case(rng):
+    a = ref.to_device(ref.random_fp4((16, 2048), fp4moe.NVFP4, generator=rng), "cuda")
+    b = ref.to_device(ref.random_fp4((256, 2048), fp4moe.NVFP4, generator=rng), "cuda")
+    tactic = next((dataclasses.replace(t, split_k=4)
+                   for t in fp4moe.gemm_tactics(fp4moe.NVFP4, "dense") if t.swap_ab), None)
+    assert tactic is not None
+    return a, b, tactic
+
+
+def test_release_frees_the_stream_buffer_and_the_next_call_grows_it_again(rng):
+    a, b, tactic = split_k_case(rng)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    assert fp4moe.workspace_bytes(side) == 0
+    with torch.cuda.stream(side):
+        first = fp4moe.fp4_gemm_nt(a, b, out_dtype=torch.float32, tactic=tactic)
+        held = fp4moe.workspace_bytes()  # the current stream: side
+    assert held >= 4 * 16 * 256 * 4, "at least the four slices' partials"
+    assert fp4moe.release_workspace(side) == held
+    assert fp4moe.workspace_bytes(side) == 0
+    with torch.cuda.stream(side):
+        again = fp4moe.fp4_gemm_nt(a, b, out_dtype=torch.float32, tactic=tactic)
+    side.synchronize()
+    assert torch.equal(first, again), "the same bits after the buffer was made again"
+    assert fp4moe.workspace_bytes(side) == held
+    ref.assert_close(again, ref.gemm_nt(ref.decode(a)[0], ref.decode(b)[0]), torch.float32)
+    fp4moe.release_workspace(side)
+
+
+def test_release_is_refused_while_the_stream_captures(rng):
+    a, b, tactic = split_k_case(rng)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    out = torch.empty(16, 256, dtype=torch.float32, device="cuda")
+    with torch.cuda.stream(side):
+        fp4moe.fp4_gemm_nt(a, b, out=out, tactic=tactic)  # the buffer, before the capture
+    held = fp4moe.workspace_bytes(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=side):
+        fp4moe.fp4_gemm_nt(a, b, out=out, tactic=tactic)
+        with pytest.raises(fp4moe.InvalidArgumentError, match="^release_workspace: argument 'stream': is capturing"):
+            fp4moe.release_workspace(side)
+    assert fp4moe.workspace_bytes(side) == held
+    assert fp4moe.release_workspace(side) == 0, "the graph's buffer stays allocated"
+    assert fp4moe.workspace_bytes(side) == 0
