@@ -60,7 +60,8 @@ TEST_F(Workspace, ReleaseFreesWhatTheCallsHeldAndTheNextCallsGrowItAgain) {
   EXPECT_EQ(release_workspace(s_), 0u) << "releasing nothing is no error";
 
   const GemmTactic split = split_tactic(4);
-  const GemmTactic gather = compiled(kernels::Layout::kMoeGather, [](const GemmTactic& t) { return t.moe_gather; });
+  // (The gathered kernels are registered under the MoE-dense layout.)
+  const GemmTactic gather = compiled(kernels::Layout::kMoeDense, [](const GemmTactic& t) { return t.moe_gather; });
   GemmOptions split_opt, gather_opt;
   split_opt.tactic = &split;
   gather_opt.tactic = &gather;
