@@ -1,6 +1,9 @@
 #include "bench/timing.hpp"
 
+#include <exception>
+
 #include "common/cuda_check.hpp"
+#include "fp4moe/workspace.hpp"
 
 namespace fp4moe::bench {
 namespace {
@@ -18,6 +21,10 @@ Timer::Timer() {
 
 Timer::~Timer() {
   profiler_.reset();
+  try {  // the library's buffers for this stream go with it (fp4moe/workspace.hpp)
+    release_workspace(stream_);
+  } catch (const std::exception&) {
+  }
   cudaStreamDestroy(stream_);
 }
 

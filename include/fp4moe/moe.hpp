@@ -9,9 +9,10 @@
 //     of the tile routed to expert e reads none of e's A or B bytes (expert
 //     skipping), so sparse routing costs less than dense alpha;
 //   - gathered (GemmTactic::moe_gather): each expert's tokens are gathered
-//     first, dequantised to BF16 (a small kernel into the library's
-//     per-stream workspace, the one split-K uses, about four times A's FP4
-//     bytes: run a call once before capturing it in a CUDA graph), and
+//     first, dequantised to BF16 (a small kernel into a per-stream
+//     workspace the library keeps beside split-K's, about four times A's FP4
+//     bytes: run a call once before capturing it in a CUDA graph;
+//     fp4moe/workspace.hpp measures and frees it), and
 //     each expert's weights are multiplied by its own tokens
 //     only, read and converted once however many tokens there are. For
 //     top-k routing this is the faster one from one token per expert

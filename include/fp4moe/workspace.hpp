@@ -21,10 +21,20 @@ std::size_t workspace_bytes(cudaStream_t stream);
 
 /// Waits for the work queued on `stream`, then frees the library's buffers
 /// for `stream` on the current device and returns how many bytes it freed
-/// (no other stream's work uses them). A buffer that a captured CUDA graph
-/// uses stays allocated until the process ends (the graph replays with its
-/// address; it is not counted as freed), and the stream gets a new one when
-/// it next needs one. Refused (InvalidArgument) while `stream` is capturing.
+/// (no other stream's work uses them; cudaFree itself waits for the device).
+///   - Call it before cudaStreamDestroy: the buffers are keyed by the stream
+///     handle, which a later cudaStreamCreate may return again, and a
+///     released handle must still be valid.
+///   - Not concurrently with a library call on the same stream (another
+///     thread's call may be about to launch on the buffer), and not while a
+///     global-mode graph capture runs on the device (the wait and cudaFree
+///     would break it; CudaError).
+///   - A buffer that a CUDA graph was captured with stays allocated until
+///     the process ends, even once the graph is destroyed (the library
+///     cannot tell), and is not counted as freed; the stream gets a new one
+///     when it next needs one. So a loop of warm-up, capture and release
+///     keeps one buffer a capture.
+///   - Refused (InvalidArgument) while `stream` itself is capturing.
 std::size_t release_workspace(cudaStream_t stream);
 
 }  // namespace fp4moe

@@ -81,8 +81,8 @@ std::array<char*, kParts> reserve(cudaStream_t stream, const std::array<std::siz
     else if (b.base) FP4MOE_CUDA_CHECK(cudaFree(b.base));
     b = Buffer<kParts>{};
     FP4MOE_CUDA_CHECK(cudaMalloc(&b.base, std::max<std::size_t>(total, 256)));
+    b.bytes = want;  // (before the memset, which may throw: then the buffer is counted and freed like any)
     FP4MOE_CUDA_CHECK(cudaMemsetAsync(b.base, 0, want[0], stream));
-    b.bytes = want;
   }
   if (under_capture) b.in_graph = true;
   std::array<char*, kParts> at{};
@@ -149,13 +149,14 @@ std::size_t workspace_bytes(cudaStream_t stream) {
 }
 
 std::size_t release_workspace(cudaStream_t stream) {
-  const std::lock_guard<std::mutex> lock(workspace_mutex());
   if (capturing(stream))
     throw InvalidArgument("release_workspace", "stream",
                           "is capturing a CUDA graph; release its workspace after the capture ends");
   // The buffers are this stream's alone: once its queued work is done,
-  // nothing uses them (a captured graph's buffer is kept, in drop).
+  // nothing uses them (a captured graph's buffer is kept, in drop). The wait
+  // comes before the lock, so other streams' calls do not wait for it.
   FP4MOE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  const std::lock_guard<std::mutex> lock(workspace_mutex());
   return drop<kSplitK, kSplitKParts>(stream) + drop<kGather, kGatherParts>(stream);
 }
 

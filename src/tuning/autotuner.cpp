@@ -12,6 +12,7 @@
 #include "common/cuda_check.hpp"
 #include "common/device_identity.hpp"
 #include "common/device_info.hpp"
+#include "common/split_k_workspace.hpp"
 #include "kernels/sm90/gemm_params.hpp"
 #include "tuning/buckets.hpp"
 #include "tuning/problem_key.hpp"
@@ -190,7 +191,15 @@ void recover_or_abort(cudaStream_t stream, const std::string& what) {
 class Stream {
  public:
   Stream() { FP4MOE_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
-  ~Stream() { cudaStreamDestroy(s_); }
+  // The split-K and gathered buffers its candidates grew (up to hundreds of
+  // MB) go with the stream: released before the handle can be reused.
+  ~Stream() {
+    try {
+      detail::release_workspace(s_);
+    } catch (const std::exception&) {  // a failed context: nothing more to free here
+    }
+    cudaStreamDestroy(s_);
+  }
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
   cudaStream_t get() const { return s_; }

@@ -27,6 +27,7 @@ def test_release_frees_the_stream_buffer_and_the_next_call_grows_it_again(rng):
     a, b, tactic = split_k_case(rng)
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
+    fp4moe.release_workspace(side)  # torch reuses stream handles: start from none
     assert fp4moe.workspace_bytes(side) == 0
     with torch.cuda.stream(side):
         first = fp4moe.fp4_gemm_nt(a, b, out_dtype=torch.float32, tactic=tactic)
@@ -47,10 +48,12 @@ def test_release_is_refused_while_the_stream_captures(rng):
     a, b, tactic = split_k_case(rng)
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
+    fp4moe.release_workspace(side)
     out = torch.empty(16, 256, dtype=torch.float32, device="cuda")
     with torch.cuda.stream(side):
         fp4moe.fp4_gemm_nt(a, b, out=out, tactic=tactic)  # the buffer, before the capture
     held = fp4moe.workspace_bytes(side)
+    assert held > 0
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph, stream=side):
         fp4moe.fp4_gemm_nt(a, b, out=out, tactic=tactic)

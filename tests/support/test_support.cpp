@@ -4,6 +4,8 @@
 #include <cstdlib>
 
 #include "fp4moe/codec.hpp"
+#include "fp4moe/error.hpp"
+#include "fp4moe/workspace.hpp"
 
 namespace fp4moe::test {
 
@@ -84,6 +86,16 @@ std::vector<std::uint16_t> to_bf16(const std::vector<float>& x) {
   std::vector<std::uint16_t> b(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) b[i] = float_to_bf16_bits(x[i]);
   return b;
+}
+
+void destroy_stream(cudaStream_t stream) {
+  if (!stream) return;
+  try {
+    release_workspace(stream);
+  } catch (const Error& e) {
+    ADD_FAILURE() << "release_workspace before destroying a stream: " << e.what();
+  }
+  cudaStreamDestroy(stream);
 }
 
 bool gpu_available(std::string* why) {

@@ -61,6 +61,11 @@ std::vector<std::uint16_t> to_bf16(const std::vector<float>& x);
 /// Whether a CUDA device is usable; the reason otherwise.
 bool gpu_available(std::string* why = nullptr);
 
+/// Releases the library's buffers for `stream` (fp4moe/workspace.hpp), then
+/// destroys it: a handle a later test's cudaStreamCreate gets back then
+/// starts with none.
+void destroy_stream(cudaStream_t stream);
+
 /// `bytes` of device memory at `p`, copied to the host as Ts (the caller has
 /// synchronised the stream that wrote them).
 template <class T>

@@ -45,12 +45,18 @@ class Workspace : public ::testing::Test {
   void SetUp() override {
     FP4MOE_REQUIRE_GPU();
     ASSERT_EQ(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), cudaSuccess);
+    // A handle another test destroyed without a release may come back with
+    // its buffers: start from none.
+    release_workspace(s_);
   }
   void TearDown() override {
-    if (s_) {
-      release_workspace(s_);
-      cudaStreamDestroy(s_);
+    if (!s_) return;
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(s_, &capture) == cudaSuccess && capture != cudaStreamCaptureStatusNone) {
+      cudaGraph_t graph = nullptr;  // a test that failed mid-capture
+      if (cudaStreamEndCapture(s_, &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
     }
+    test::destroy_stream(s_);
   }
   cudaStream_t s_ = nullptr;
 };
@@ -110,13 +116,15 @@ TEST_F(Workspace, AGraphKeepsItsBufferThroughARelease) {
 
   EXPECT_EQ(release_workspace(s_), 0u) << "the graph's buffer is kept, not freed";
   EXPECT_EQ(workspace_bytes(s_), 0u) << "the stream no longer holds it";
-  // An eager call now gets a buffer of its own; memory allocated after it
-  // and filled with garbage must not reach the graph's tile counters.
-  p.run(opt, s_);
-  EXPECT_TRUE(output_of(p, s_) == eager);
+  // Memory allocated now would reuse the graph's buffer had it been freed:
+  // filled with garbage, it would reach the graph's tile counters. Then an
+  // eager call gets a buffer of its own.
   void* scratch = nullptr;
   ASSERT_EQ(cudaMalloc(&scratch, std::size_t(64) << 20), cudaSuccess);
   ASSERT_EQ(cudaMemsetAsync(scratch, 0x5a, std::size_t(64) << 20, s_), cudaSuccess);
+  p.run(opt, s_);
+  EXPECT_TRUE(output_of(p, s_) == eager);
+  EXPECT_GT(workspace_bytes(s_), 0u);
   poison(p, s_);
   ASSERT_EQ(cudaGraphLaunch(exec, s_), cudaSuccess);
   EXPECT_TRUE(output_of(p, s_) == eager) << "the replay equals the eager call, bit for bit";

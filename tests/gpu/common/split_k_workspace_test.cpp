@@ -28,7 +28,7 @@ TEST(SplitKWorkspace, GrowingOnePartLeavesTheOthers) {
   const SplitKWorkspace ws = split_k_workspace(stream, partial_floats, 64, 40);
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   for (std::int32_t c : test::download_as<std::int32_t>(ws.counters, 64 * 4)) EXPECT_EQ(c, 0);
-  cudaStreamDestroy(stream);
+  test::destroy_stream(stream);
 }
 
 TEST(SplitKWorkspace, AnAllocationThatFailsIsReportedOnce) {
@@ -40,7 +40,7 @@ TEST(SplitKWorkspace, AnAllocationThatFailsIsReportedOnce) {
   // ... and leaves nothing behind for the next launch check to report.
   EXPECT_NO_THROW(FP4MOE_CHECK_LAUNCH());
   EXPECT_NO_THROW(split_k_workspace(stream, 1024, 64));
-  cudaStreamDestroy(stream);
+  test::destroy_stream(stream);
 }
 
 }  // namespace

@@ -540,7 +540,7 @@ TEST(MoeFc2, GatherAfterASmallerSplitKCallOnAFreshStream) {
   c.alpha = AlphaKind::kTopK;
   c.tactic = &big;
   test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
-  cudaStreamDestroy(stream);
+  test::destroy_stream(stream);
 }
 
 TEST(MoeFc2, EveryTokenTileSkippedWritesZeros) {

@@ -53,7 +53,7 @@ __global__ void late_copies(Copy c0, Copy c1, Copy c2) {
 class Stream {
  public:
   Stream() { EXPECT_EQ(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), cudaSuccess); }
-  ~Stream() { cudaStreamDestroy(s_); }
+  ~Stream() { test::destroy_stream(s_); }
   cudaStream_t get() const { return s_; }
 
  private:

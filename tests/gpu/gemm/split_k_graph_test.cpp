@@ -68,7 +68,7 @@ TEST(SplitKGraph, ReplaysAfterTheWorkspaceGrew) {
   cudaFree(scratch);
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
-  cudaStreamDestroy(s);
+  test::destroy_stream(s);
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ class TunerGpu : public ::testing::Test {
     ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
   }
   void TearDown() override {
-    if (stream_) cudaStreamDestroy(stream_);
+    test::destroy_stream(stream_);
     set_tuning_cache_path("");
     if (!path_.empty()) {
       std::remove(path_.c_str());

@@ -76,7 +76,7 @@ TEST(SuiteRowsEveryTactic, RunsWithoutFaultAndAgreesWithTheHeuristic) {
     }
   }
   std::printf("%d suite rows, %d tactic runs\n", rows, tactics);
-  cudaStreamDestroy(stream);
+  test::destroy_stream(stream);
 }
 
 }  // namespace
