@@ -3,14 +3,13 @@ replay to the eager results on new inputs, and no call synchronises (torch's
 sync debug mode raises on any synchronising torch call; a synchronising or
 allocating CUDA call inside the library would break the capture)."""
 
-import dataclasses
-
 import pytest
 
 torch = pytest.importorskip("torch")
 
 import fp4moe  # noqa: E402
 import fp4_reference as ref  # noqa: E402
+from split_k_case import split_k_case as shared_split_k_case  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
@@ -57,11 +56,7 @@ def test_quantize_and_gemm_in_a_graph(rng):
 
 
 def split_k_case(rng):
-    a = ref.to_device(ref.random_fp4((16, 2048), fp4moe.MXFP4, generator=rng), "cuda")
-    b = ref.to_device(ref.random_fp4((256, 2048), fp4moe.MXFP4, generator=rng), "cuda")
-    tactic = next((dataclasses.replace(t, split_k=4)
-                   for t in fp4moe.gemm_tactics(fp4moe.MXFP4, "dense") if t.swap_ab), None)
-    assert tactic is not None
+    a, b, tactic = shared_split_k_case(rng, fp4moe.MXFP4)
     return a, b, tactic, torch.empty(16, 256, dtype=torch.float32, device="cuda")
 
 

@@ -2,29 +2,19 @@
 buffer is measured and freed, the next call grows it again with the same
 result, and a stream under capture is refused."""
 
-import dataclasses
-
 import pytest
 
 torch = pytest.importorskip("torch")
 
 import fp4moe  # noqa: E402
 import fp4_reference as ref  # noqa: E402
+from split_k_case import split_k_case  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 
 
-def split_k_case(rng):
-    a = ref.to_device(ref.random_fp4((16, 2048), fp4moe.NVFP4, generator=rng), "cuda")
-    b = ref.to_device(ref.random_fp4((256, 2048), fp4moe.NVFP4, generator=rng), "cuda")
-    tactic = next((dataclasses.replace(t, split_k=4)
-                   for t in fp4moe.gemm_tactics(fp4moe.NVFP4, "dense") if t.swap_ab), None)
-    assert tactic is not None
-    return a, b, tactic
-
-
 def test_release_frees_the_stream_buffer_and_the_next_call_grows_it_again(rng):
-    a, b, tactic = split_k_case(rng)
+    a, b, tactic = split_k_case(rng, fp4moe.NVFP4)
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     fp4moe.release_workspace(side)  # torch reuses stream handles: start from none
@@ -45,7 +35,7 @@ def test_release_frees_the_stream_buffer_and_the_next_call_grows_it_again(rng):
 
 
 def test_release_is_refused_while_the_stream_captures(rng):
-    a, b, tactic = split_k_case(rng)
+    a, b, tactic = split_k_case(rng, fp4moe.NVFP4)
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     fp4moe.release_workspace(side)

@@ -88,6 +88,27 @@ std::vector<std::uint16_t> to_bf16(const std::vector<float>& x) {
   return b;
 }
 
+CapturedGraph::CapturedGraph(cudaStream_t stream, const std::function<void()>& record) {
+  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal) != cudaSuccess) {
+    ADD_FAILURE() << "cudaStreamBeginCapture failed";
+    return;
+  }
+  record();
+  if (cudaStreamEndCapture(stream, &graph_) != cudaSuccess || !graph_) {
+    ADD_FAILURE() << "cudaStreamEndCapture failed";
+    return;
+  }
+  if (cudaGraphInstantiate(&exec_, graph_, 0) != cudaSuccess) {
+    ADD_FAILURE() << "cudaGraphInstantiate failed";
+    exec_ = nullptr;
+  }
+}
+
+CapturedGraph::~CapturedGraph() {
+  if (exec_) cudaGraphExecDestroy(exec_);
+  if (graph_) cudaGraphDestroy(graph_);
+}
+
 void destroy_stream(cudaStream_t stream) {
   if (!stream) return;
   try {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -60,6 +61,23 @@ std::vector<std::uint16_t> to_bf16(const std::vector<float>& x);
 
 /// Whether a CUDA device is usable; the reason otherwise.
 bool gpu_available(std::string* why = nullptr);
+
+/// A CUDA graph of what `record` enqueues on `stream` (global capture
+/// mode), instantiated; owns both. ok() is false (with a test failure
+/// recorded) if the capture or the instantiation failed.
+class CapturedGraph {
+ public:
+  CapturedGraph(cudaStream_t stream, const std::function<void()>& record);
+  ~CapturedGraph();
+  CapturedGraph(const CapturedGraph&) = delete;
+  CapturedGraph& operator=(const CapturedGraph&) = delete;
+  bool ok() const { return exec_ != nullptr; }
+  cudaError_t launch(cudaStream_t stream) const { return cudaGraphLaunch(exec_, stream); }
+
+ private:
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+};
 
 /// Releases the library's buffers for `stream` (fp4moe/workspace.hpp), then
 /// destroys it: a handle a later test's cudaStreamCreate gets back then

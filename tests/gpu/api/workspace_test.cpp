@@ -107,12 +107,8 @@ TEST_F(Workspace, AGraphKeepsItsBufferThroughARelease) {
   p.run(opt, s_);  // makes the stream's workspace before the capture
   const std::vector<std::uint8_t> eager = output_of(p, s_);
 
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  ASSERT_EQ(cudaStreamBeginCapture(s_, cudaStreamCaptureModeGlobal), cudaSuccess);
-  p.run(opt, s_);
-  ASSERT_EQ(cudaStreamEndCapture(s_, &graph), cudaSuccess);
-  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  const test::CapturedGraph graph(s_, [&] { p.run(opt, s_); });
+  ASSERT_TRUE(graph.ok());
 
   EXPECT_EQ(release_workspace(s_), 0u) << "the graph's buffer is kept, not freed";
   EXPECT_EQ(workspace_bytes(s_), 0u) << "the stream no longer holds it";
@@ -126,12 +122,9 @@ TEST_F(Workspace, AGraphKeepsItsBufferThroughARelease) {
   EXPECT_TRUE(output_of(p, s_) == eager);
   EXPECT_GT(workspace_bytes(s_), 0u);
   poison(p, s_);
-  ASSERT_EQ(cudaGraphLaunch(exec, s_), cudaSuccess);
+  ASSERT_EQ(graph.launch(s_), cudaSuccess);
   EXPECT_TRUE(output_of(p, s_) == eager) << "the replay equals the eager call, bit for bit";
-
   cudaFree(scratch);
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
 }
 
 TEST_F(Workspace, ReleaseIsRefusedWhileTheStreamCaptures) {

@@ -45,12 +45,8 @@ TEST(SplitKGraph, ReplaysAfterTheWorkspaceGrew) {
   ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
   const std::vector<std::uint8_t> eager = download(small);
 
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
-  small.run(small_opt, s);
-  ASSERT_EQ(cudaStreamEndCapture(s, &graph), cudaSuccess);
-  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  const test::CapturedGraph graph(s, [&] { small.run(small_opt, s); });
+  ASSERT_TRUE(graph.ok());
 
   big.run(big_opt, s);  // needs ~56x the partials: the workspace grows
   ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
@@ -61,13 +57,11 @@ TEST(SplitKGraph, ReplaysAfterTheWorkspaceGrew) {
   ASSERT_EQ(cudaMemsetAsync(scratch, 0x5a, std::size_t(64) << 20, s), cudaSuccess);
   ASSERT_EQ(cudaMemsetAsync(const_cast<void*>(small.output()), 0xff, small.output_bytes(), s), cudaSuccess);
 
-  ASSERT_EQ(cudaGraphLaunch(exec, s), cudaSuccess);
+  ASSERT_EQ(graph.launch(s), cudaSuccess);
   ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
   EXPECT_TRUE(download(small) == eager) << "the replay equals the eager call, bit for bit";
 
   cudaFree(scratch);
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
   test::destroy_stream(s);
 }
 
