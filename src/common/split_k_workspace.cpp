@@ -81,8 +81,8 @@ std::array<char*, kParts> reserve(cudaStream_t stream, const std::array<std::siz
     else if (b.base) FP4MOE_CUDA_CHECK(cudaFree(b.base));
     b = Buffer<kParts>{};
     FP4MOE_CUDA_CHECK(cudaMalloc(&b.base, std::max<std::size_t>(total, 256)));
-    b.bytes = want;  // (before the memset, which may throw: then the buffer is counted and freed like any)
     FP4MOE_CUDA_CHECK(cudaMemsetAsync(b.base, 0, want[0], stream));
+    b.bytes = want;  // (after the zeroing: should it fail, the next call finds the buffer short and makes it again)
   }
   if (under_capture) b.in_graph = true;
   std::array<char*, kParts> at{};
