@@ -21,10 +21,10 @@ std::size_t workspace_bytes(cudaStream_t stream);
 
 /// Waits for the work queued on `stream`, then frees the library's buffers
 /// for `stream` on the current device and returns how many bytes it freed
-/// (no other stream's work uses them; cudaFree itself waits for the device).
+/// (no other stream's work uses them).
 ///   - Call it before cudaStreamDestroy: the buffers are keyed by the stream
-///     handle, which a later cudaStreamCreate may return again, and a
-///     released handle must still be valid.
+///     handle, which a later cudaStreamCreate may return again, and the
+///     handle passed here must still be a live stream.
 ///   - Not concurrently with a library call on the same stream (another
 ///     thread's call may be about to launch on the buffer), and not while a
 ///     global-mode graph capture runs on the device (the wait and cudaFree
