@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 #include "fp4moe/codec.hpp"
 #include "fp4moe/error.hpp"
@@ -117,6 +118,11 @@ void destroy_stream(cudaStream_t stream) {
     ADD_FAILURE() << "release_workspace before destroying a stream: " << e.what();
   }
   cudaStreamDestroy(stream);
+}
+
+bool under_sanitizer() {
+  const char* s = std::getenv("FP4MOE_TEST_UNDER_SANITIZER");
+  return s != nullptr && *s != '\0' && std::strcmp(s, "0") != 0;
 }
 
 bool gpu_available(std::string* why) {

@@ -62,6 +62,13 @@ std::vector<std::uint16_t> to_bf16(const std::vector<float>& x);
 /// Whether a CUDA device is usable; the reason otherwise.
 bool gpu_available(std::string* why = nullptr);
 
+/// Whether the suite runs under compute-sanitizer (FP4MOE_TEST_UNDER_SANITIZER
+/// set and not "0"; scripts/device_suite_shards.sh sets it with TOOL). The
+/// tool serialises and checks every access, so a test that repeats a
+/// launch many times to catch a rare timing runs it once, and a test that
+/// races on purpose (to print what the race costs) leaves that part out.
+bool under_sanitizer();
+
 /// A CUDA graph of what `record` enqueues on `stream` (global capture
 /// mode), instantiated; owns both. ok() is false (with a test failure
 /// recorded) if the capture or the instantiation failed.
