@@ -266,7 +266,10 @@ TEST_F(TunerGpu, LookupOnTheEntryPointsPathCostsWellUnderAMicrosecond) {
   TuneShape other = s;
   other.n = 768;
   const tuning::ProblemKey miss = tuning::key_of(other);
-  constexpr int kLookups = 1000000;
+  // Under compute-sanitizer, which intercepts every runtime call, the times
+  // are the tool's: the loops run shorter and only their results are checked.
+  const bool timed = !test::under_sanitizer();
+  const int kLookups = timed ? 1000000 : 1000;
   int hits = 0;
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < kLookups; ++i)  // what plan_gemm does: the device, then the table
@@ -274,13 +277,13 @@ TEST_F(TunerGpu, LookupOnTheEntryPointsPathCostsWellUnderAMicrosecond) {
   const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / kLookups;
   std::printf("tuning-cache lookup with the device query: %.1f ns\n", ns);
   EXPECT_EQ(hits, kLookups / 2);
-  EXPECT_LT(ns, 1000.0);
+  if (timed) EXPECT_LT(ns, 1000.0);
 
   // The whole planning of an entry point (key, lookup, re-check of the cached
   // tactic, grid bound), with a hit and, for comparison, with the heuristic.
   const detail::ArgCheck c("m_grouped_fp4_gemm_nt_masked");
   auto plan_ns = [&](Source want) {
-    constexpr int kPlans = 200000;
+    const int kPlans = timed ? 200000 : 200;
     const auto p0 = std::chrono::steady_clock::now();
     for (int i = 0; i < kPlans; ++i) detail::plan_gemm(c, s, s.m, GemmOptions{});
     const double per = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - p0).count() / kPlans;
@@ -292,7 +295,7 @@ TEST_F(TunerGpu, LookupOnTheEntryPointsPathCostsWellUnderAMicrosecond) {
   const double heuristic_ns = plan_ns(Source::kHeuristic);
   set_tuning_cache_enabled(true);
   std::printf("plan_gemm: %.1f ns with a cache hit, %.1f ns with the heuristic\n", hit_ns, heuristic_ns);
-  EXPECT_LT(hit_ns, 1000.0);
+  if (timed) EXPECT_LT(hit_ns, 1000.0);
 }
 
 }  // namespace
