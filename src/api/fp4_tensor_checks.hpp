@@ -24,7 +24,8 @@ inline void check_fp4_tensor(const ArgCheck& c, const Fp4Tensor& t, const std::s
   c.positive(t.cols, name + ".cols");
   c.multiple_of(t.cols, block_size(t.format), name + ".cols",
                 std::string("the ") + format_name(t.format) + " block size");
-  c.require(t.rows <= (std::int64_t(1) << 40) / t.cols, name, "rows*cols must be below 2^40 per group");
+  c.require(t.rows <= (std::int64_t(1) << 40) / t.cols, name, "rows*cols must be below 2^40 per group",
+            std::to_string(t.rows) + " x " + std::to_string(t.cols));
   if (t.format == Fp4Format::kNVFP4) {
     c.not_null(t.global_scale, name + ".global_scale");
   } else {

@@ -46,7 +46,7 @@ void m_grouped_fp4_gemm_nt_masked(const Fp4Tensor& a, const Fp4Tensor& b, const 
                                   int expected_m, cudaStream_t stream, const GemmOptions& options) {
   const ArgCheck c("m_grouped_fp4_gemm_nt_masked");
   detail::check_operands(c, a, b, /*b_prepacked_ok=*/true);
-  c.require(a.groups == b.groups, "a.groups", "must equal b.groups", std::to_string(a.groups));
+  c.equal(a.groups, b.groups, "a.groups", "b.groups");
   c.require(b.groups <= kernels::kMaxGroups, "b.groups", "must be at most " + std::to_string(kernels::kMaxGroups),
             std::to_string(b.groups));
   c.not_null(masked_m, "masked_m");

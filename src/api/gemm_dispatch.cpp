@@ -61,61 +61,76 @@ void check_output(const ArgCheck& c, const MatrixView& d, std::int64_t rows, std
 
 namespace {
 
-/// The compiled kernel of a forced tactic, or InvalidArgument naming
-/// options.tactic with the rule it breaks.
-const kernels::KernelEntry& checked_kernel(const ArgCheck& c, const tuning::ProblemShape& shape, const GemmTactic& t) {
-  const tuning::TacticCheck check = tuning::check_tactic(shape, t);
+/// The rule a tactic breaks for a shape (check.fault != kNone), and the
+/// value it got.
+struct TacticFaultText {
+  std::string rule, got;
+};
+
+TacticFaultText tactic_fault_text(const tuning::TacticCheck& check, const tuning::ProblemShape& shape, const GemmTactic& t) {
   switch (check.fault) {
     case tuning::TacticFault::kNone: break;
     case tuning::TacticFault::kNotCompiled: {
       std::string known;
       for (const GemmTactic& k : tuning::compiled_tactics(shape.format, shape.layout)) known += (known.empty() ? "" : "; ") + k.name();
-      c.require(false, "options.tactic",
-                "is not compiled for this format and layout (compiled: " + known +
-                    ", each with split_k 1, 2, 3, 4, 6, 8 or 0 = stream-K where its tile has split-K)",
-                t.name());
-      break;
+      return {"is not compiled for this format and layout (compiled: " + known +
+                  ", each with split_k 1, 2, 3, 4, 6, 8 or 0 = stream-K where its tile has split-K)",
+              t.name()};
     }
     case tuning::TacticFault::kSplitKChoice:
-      c.require(false, "options.tactic", "split_k must be 1, 2, 3, 4, 6, 8 or 0 (stream-K)", std::to_string(t.split_k));
-      break;
+      return {"split_k must be 1, 2, 3, 4, 6, 8 or 0 (stream-K)", std::to_string(t.split_k)};
     case tuning::TacticFault::kSplitKNotCompiled:
-      c.require(false, "options.tactic",
-                check.kernel->stream_k
-                    ? "split_k must be 1 or 0 (stream-K): this tile takes no fixed split (its split tiles are stored after "
-                      "its tile loop, a few a CTA)"
-                : tuning::is_dp4a(t)
-                    ? "split_k must be 1: the CUDA-core route (dp4a) is compiled without split-K"
-                    : "split_k must be 1: this tile is compiled without split-K (its accumulators leave no registers for it)",
-                std::to_string(t.split_k));
-      break;
+      return {check.kernel->stream_k
+                  ? "split_k must be 1 or 0 (stream-K): this tile takes no fixed split (its split tiles are stored after "
+                    "its tile loop, a few a CTA)"
+              : tuning::is_dp4a(t)
+                  ? "split_k must be 1: the CUDA-core route (dp4a) is compiled without split-K"
+                  : "split_k must be 1: this tile is compiled without split-K (its accumulators leave no registers for it)",
+              std::to_string(t.split_k)};
     case tuning::TacticFault::kStreamKLayout:
-      c.require(false, "options.tactic",
-                "split_k 0 (stream-K) runs on every layout but the masked one: its tile count is known only on the device",
-                std::to_string(t.split_k));
-      break;
+      return {"split_k 0 (stream-K) runs on every layout but the masked one: its tile count is known only on the device",
+              std::to_string(t.split_k)};
     case tuning::TacticFault::kTooManyTokens:
-      c.require(false, "options.tactic",
-                "holds at most " + std::to_string(check.max_m) + " tokens (M = " + std::to_string(shape.m) +
-                    (t.moe_gather ? "): the gathered formulation keeps every token's accumulator in shared memory"
-                                  : "): its token tile does not divide the 128-row scale bands, so a call has one"),
-                t.name());
-      break;
+      return {"holds at most " + std::to_string(check.max_m) + " tokens (M = " + std::to_string(shape.m) +
+                  (t.moe_gather ? "): the gathered formulation keeps every token's accumulator in shared memory"
+                                : "): its token tile does not divide the 128-row scale bands, so a call has one"),
+              t.name()};
     case tuning::TacticFault::kExpertWidth:
-      c.require(false, "options.tactic",
-                "block_k " + std::to_string(t.block_k) + " must divide the expert width W = " +
-                    std::to_string(shape.experts > 0 ? shape.k / shape.experts : 0) + " (a stage holds one expert's columns)",
-                t.name());
-      break;
+      return {"block_k " + std::to_string(t.block_k) + " must divide the expert width W = " +
+                  std::to_string(shape.experts > 0 ? shape.k / shape.experts : 0) + " (a stage holds one expert's columns)",
+              t.name()};
     case tuning::TacticFault::kSplitKUnits: {
       const std::string units = shape.layout == kernels::Layout::kMoeDense ? "experts" : "K blocks";
-      c.require(false, "options.tactic",
-                t.split_k == tuning::kStreamK
-                    ? "split_k 0 (stream-K) needs at least 2 " + units + " per tile (here " + std::to_string(check.units) + ")"
-                    : "split_k must not exceed the " + units + " it slices (" + std::to_string(check.units) + ")",
-                std::to_string(t.split_k));
-      break;
+      return {t.split_k == tuning::kStreamK
+                  ? "split_k 0 (stream-K) needs at least 2 " + units + " per tile (here " + std::to_string(check.units) + ")"
+                  : "split_k must not exceed the " + units + " it slices (" + std::to_string(check.units) + ")",
+              std::to_string(t.split_k)};
     }
+  }
+  return {};
+}
+
+/// The compiled kernel of a forced tactic, or InvalidArgument naming
+/// options.tactic with the rule it breaks.
+const kernels::KernelEntry& checked_kernel(const ArgCheck& c, const tuning::ProblemShape& shape, const GemmTactic& t) {
+  const tuning::TacticCheck check = tuning::check_tactic(shape, t);
+  if (!check.ok()) {
+    const TacticFaultText f = tactic_fault_text(check, shape, t);
+    c.require(false, "options.tactic", f.rule, f.got);
+  }
+  return *check.kernel;
+}
+
+/// The compiled kernel of the heuristic's tactic. The heuristic picks only
+/// what the shape's checked arguments allow, so a pick that breaks a
+/// tactic rule is the library's fault (an Error), not the caller's: the
+/// caller passed no options.tactic.
+const kernels::KernelEntry& heuristic_kernel(const ArgCheck& c, const tuning::ProblemShape& shape, const GemmTactic& t) {
+  const tuning::TacticCheck check = tuning::check_tactic(shape, t);
+  if (!check.ok()) {
+    const TacticFaultText f = tactic_fault_text(check, shape, t);
+    throw Error(std::string("fp4moe internal: ") + c.function() + ": the heuristic picked " + t.name() +
+                ", which breaks a tactic rule: " + f.rule + " (got " + f.got + ")");
   }
   return *check.kernel;
 }
@@ -168,7 +183,7 @@ GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call_in, std::int64_t m_r
     }
     if (!e) {
       t = tuning::pick_tactic(shape);
-      e = &checked_kernel(c, shape, t);
+      e = &heuristic_kernel(c, shape, t);
       source = PlannedTactic::Source::kHeuristic;
       // (The heuristic picks neither the FP8 route nor, for prepacked B, the
       // CUDA-core route: the tactics of these layouts without a prepacked kernel.)
@@ -215,14 +230,25 @@ kernels::GemmParams gemm_params(const Fp4Tensor& a, const Fp4Tensor& b, const Ma
   return p;
 }
 
-void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, const kernels::GemmParams& params,
-                 cudaStream_t stream) {
-  kernels::GemmParams p = params;
-  p.split_k = plan.split_k;
+namespace {
+
+/// A planned call's grid, work items and split-K slots, and what it takes of
+/// the per-stream workspace: all of it follows from the plan and the call's
+/// token count.
+struct LaunchLayout {
+  std::int64_t work = 0, grid = 0;
+  std::int32_t split_slots = 0, gather_lead = 0;
+  bool weighted = false;
+  bool needs_workspace = false;
+  std::size_t partial_floats = 0, counters = 0, scratch = 0;  ///< the workspace's parts, where needed
+};
+
+LaunchLayout launch_layout(const GemmPlan& plan, std::int32_t m) {
+  LaunchLayout l;
   // Work items, which bound the grid: tiles × slices, or for stream-K all
   // K units (the grid is then every CTA the device holds, at most one per
   // unit, so every CTA's share is non-empty: stream_k.hpp).
-  std::int64_t work = plan.max_tiles * plan.split_k;
+  l.work = plan.max_tiles * plan.split_k;
   // MoE-dense's tiles (not its gather tiles) read stream-K shares from a
   // table, which shares over several token tiles by the experts each token
   // tile uses (a short last tile skips more of them); the 128 x 256 tiles
@@ -234,51 +260,71 @@ void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, c
   // Two-CTA clusters take pairs of token blocks as their work items.
   const std::int64_t w_blocks = plan.token_blocks > 0 ? plan.max_tiles / plan.token_blocks : 0;
   const std::int64_t items = cluster == 2 ? (plan.token_blocks + 1) / 2 * w_blocks : plan.max_tiles;
-  bool weighted = false;
-  std::int64_t grid = 0, partial_tiles = plan.max_tiles;
-  p.split_slots = plan.split_k;
+  std::int64_t partial_tiles = plan.max_tiles;
+  l.split_slots = plan.split_k;
   if (plan.split_k == 0) {
-    work = items * plan.units;
+    l.work = items * plan.units;
     const std::int64_t resident = plan.kernel->resident_ctas() / cluster;
-    grid = table_shares ? kernels::moe_stream_k_grid(plan.max_tiles, plan.units, resident)
-                        : std::max<std::int64_t>(1, std::min(resident, work));
+    l.grid = table_shares ? kernels::moe_stream_k_grid(plan.max_tiles, plan.units, resident)
+                          : std::max<std::int64_t>(1, std::min(resident, l.work));
     if (!whole_rounds) {
-      const kernels::StreamK sk{plan.max_tiles, plan.units, static_cast<std::int32_t>(grid)};
-      weighted = table_shares && plan.token_blocks >= 2 && plan.token_blocks <= kernels::kMaxWeightedBlocks &&
-                 sk.weights_apply();
-      p.split_slots = sk.max_slots(weighted);
+      const kernels::StreamK sk{plan.max_tiles, plan.units, static_cast<std::int32_t>(l.grid)};
+      l.weighted = table_shares && plan.token_blocks >= 2 && plan.token_blocks <= kernels::kMaxWeightedBlocks &&
+                   sk.weights_apply();
+      l.split_slots = sk.max_slots(l.weighted);
       // The gather tiles share by cost where their counts allow (decided in
       // the kernel): room for either split. The 8-token tiles take their
       // shares by placement, weighted (docs/PERF.md stops 58-59).
       if (plan.kernel->tactic.moe_gather) {
         // (The placement counter holds two 16-bit counts.)
         if (kernels::gather_cost_shares(plan.kernel->tactic.block_n) && plan.kernel->ctas_per_sm == 2 && sk.ctas < (1 << 16))
-          p.gather_lead = kernels::gather_rank_lead(p.m);
-        p.split_slots = std::max(p.split_slots, kernels::GatherShares::max_slots(plan.max_tiles, sk.ctas, p.gather_lead));
+          l.gather_lead = kernels::gather_rank_lead(m);
+        l.split_slots = std::max(l.split_slots, kernels::GatherShares::max_slots(plan.max_tiles, sk.ctas, l.gather_lead));
       }
     }
   }
   if (whole_rounds && plan.split_k == 0) {  // (these tiles take no fixed split: validated above)
     const kernels::SplitWorkspaceShape ws =
-        kernels::split_workspace_shape(items, plan.units, static_cast<std::int32_t>(std::max<std::int64_t>(grid, 1)));
-    p.split_slots = ws.slots;
+        kernels::split_workspace_shape(items, plan.units, static_cast<std::int32_t>(std::max<std::int64_t>(l.grid, 1)));
+    l.split_slots = ws.slots;
     partial_tiles = ws.partial_tiles * cluster;  // a cluster's CTAs store a partial each
   }
-  grid *= cluster;
-  if (p.split_slots > 1 || weighted) {
+  l.grid *= cluster;
+  l.needs_workspace = l.split_slots > 1 || l.weighted;
+  if (l.needs_workspace) {
     // Scratch for the largest count table weighted shares take, whatever
     // this call's M, so a graph captured at a larger M than the warm-up
     // call's does not need the workspace to grow (which capture refuses).
     constexpr std::size_t kCountInts =
         std::size_t(kernels::kMaxWeightedBlocks) * ((kernels::kMaxWeightedUnits + kernels::kBlockExpertsSlice - 1) / kernels::kBlockExpertsSlice);
+    l.partial_floats = static_cast<std::size_t>(partial_tiles * l.split_slots * plan.tile_elems);
     // (+ 1: the gather tiles' placement counter, after the tiles'.)
-    const SplitKWorkspace ws =
-        split_k_workspace(stream, static_cast<std::size_t>(partial_tiles * p.split_slots * plan.tile_elems),
-                          static_cast<std::size_t>(plan.max_tiles) + (p.gather_lead > 0 ? 1 : 0), weighted ? kCountInts : 0);
+    l.counters = static_cast<std::size_t>(plan.max_tiles) + (l.gather_lead > 0 ? 1 : 0);
+    l.scratch = l.weighted ? kCountInts : 0;
+  }
+  return l;
+}
+
+}  // namespace
+
+void reserve_gemm_workspace(const GemmPlan& plan, std::int32_t m, cudaStream_t stream) {
+  const LaunchLayout l = launch_layout(plan, m);
+  if (l.needs_workspace) split_k_workspace(stream, l.partial_floats, l.counters, l.scratch);
+}
+
+void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, const kernels::GemmParams& params,
+                 cudaStream_t stream) {
+  kernels::GemmParams p = params;
+  p.split_k = plan.split_k;
+  const LaunchLayout l = launch_layout(plan, p.m);
+  p.split_slots = l.split_slots;
+  p.gather_lead = l.gather_lead;
+  if (l.needs_workspace) {
+    const SplitKWorkspace ws = split_k_workspace(stream, l.partial_floats, l.counters, l.scratch);
     p.split_partials = ws.partials;
     p.split_counters = ws.counters;
     if (p.gather_lead > 0) p.gather_rank = reinterpret_cast<std::uint32_t*>(ws.counters + plan.max_tiles);
-    if (weighted) {
+    if (l.weighted) {
       kernels::BlockExpertsParams bp;
       bp.alpha = p.alpha;
       bp.stride_m = p.alpha_stride_m;
@@ -294,7 +340,7 @@ void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, c
     }
   }
   if (p.gather_rank == nullptr) p.gather_lead = 0;  // (no workspace, no placement: shares by index)
-  const kernels::LaunchArgs args{&a, &b, p, a.rows * a.groups, b.rows * b.groups, work, stream, grid};
+  const kernels::LaunchArgs args{&a, &b, p, a.rows * a.groups, b.rows * b.groups, l.work, stream, l.grid};
   (b.prepacked ? plan.kernel->launch_prepacked : plan.kernel->launch)(args);
 }
 

@@ -79,6 +79,13 @@ void set_last_planned_tactic(const PlannedTactic& planned);
 /// GemmParams for A, B and D; the caller adds what its layout needs.
 kernels::GemmParams gemm_params(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& d, std::int64_t m);
 
+/// Makes sure the library's per-stream workspace holds what launch_gemm will
+/// take for this plan and `m` tokens, launching nothing: an entry point made
+/// of several launches reserves for all of them before the first, so a
+/// reservation that fails (out of memory, or growth refused during graph
+/// capture) leaves its output unwritten.
+void reserve_gemm_workspace(const GemmPlan& plan, std::int32_t m, cudaStream_t stream);
+
 /// Launches the plan; split-K takes the library's workspace for `stream`
 /// (common/split_k_workspace.hpp). MoE-dense stream-K over several token
 /// tiles first counts the experts each token tile uses (one small kernel on

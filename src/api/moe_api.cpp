@@ -15,12 +15,12 @@ namespace {
 
 using detail::ArgCheck;
 
-/// Alpha is an FP32 [rows, experts] device view with any non-negative strides.
-void check_alpha(const ArgCheck& c, const MatrixView& alpha, std::int64_t rows) {
+/// Alpha is an FP32 [tokens, experts] device view with any non-negative
+/// strides (its rows are checked by the caller: A's tokens, or themselves).
+void check_alpha(const ArgCheck& c, const MatrixView& alpha) {
   c.not_null(alpha.data, "alpha.data");
   c.dtype_in(alpha.dtype, {DType::kFP32}, "alpha.dtype");
   c.aligned(alpha.data, 4, "alpha.data");
-  c.equal(alpha.rows, rows, "alpha.rows", "the tokens (rows of A)");
   c.positive(alpha.cols, "alpha.cols");
   c.require(alpha.groups == 1, "alpha.groups", "must be 1", std::to_string(alpha.groups));
   c.non_negative(alpha.row_stride, "alpha.row_stride");
@@ -77,8 +77,20 @@ void run_gathered_fc2(const detail::GemmPlan& pl, const Fp4Tensor& a, const Fp4T
   detail::launch_gemm(pl, gathered, b, p, stream);
 }
 
+/// Reserves what one planned moe_dense_fc2 call takes of the per-stream
+/// workspace (the gathered copy, the split-K partials), launching nothing.
+/// A call run as two launches reserves for both before the first, and the
+/// gathered formulation before its copy: no reservation can then fail (out
+/// of memory, or growth refused during graph capture) after a launch.
+void reserve_fc2(const detail::GemmPlan& pl, std::int64_t tokens, std::int64_t experts, int expert_width,
+                 cudaStream_t stream) {
+  if (pl.kernel->tactic.moe_gather)
+    detail::gather_workspace(stream, kernels::gather_layout(tokens, experts, expert_width).bytes);
+  detail::reserve_gemm_workspace(pl, static_cast<std::int32_t>(tokens), stream);
+}
+
 /// One planned moe_dense_fc2 call: the gathered formulation or the MoE-dense
-/// layout.
+/// layout. (Its workspace reserved by reserve_fc2 first.)
 void run_fc2(const detail::GemmPlan& pl, const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alpha, int expert_width,
              const MatrixView& d, cudaStream_t stream) {
   if (pl.kernel->tactic.moe_gather) {
@@ -120,7 +132,8 @@ void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alp
   detail::check_operands(c, a, b, /*b_prepacked_ok=*/true);
   c.require(a.groups == 1, "a.groups", "must be 1 (A is [M, E*W])", std::to_string(a.groups));
   c.require(b.groups == 1, "b.groups", "must be 1 (B is [N, E*W])", std::to_string(b.groups));
-  check_alpha(c, alpha, a.rows);
+  check_alpha(c, alpha);
+  c.equal(alpha.rows, a.rows, "alpha.rows", "the tokens (rows of A)");
   c.positive(expert_width, "expert_width");
   c.multiple_of(expert_width, 128, "expert_width", "W must be whole 128-column pipeline stages");
   c.require(alpha.cols * expert_width == a.cols, "expert_width",
@@ -143,6 +156,7 @@ void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alp
                        ? 0
                        : tuning::moe_tail_tokens(tuning::problem_shape(call), whole.tactic, pl.block_tokens);
   if (tail == 0) {
+    reserve_fc2(pl, a.rows, alpha.cols, expert_width, stream);
     run_fc2(pl, a, b, alpha, expert_width, d, stream);
     return;
   }
@@ -157,6 +171,8 @@ void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alp
   noted.tail = detail::last_planned_tactic().tactic;
   noted.tail_tokens = tail;
   detail::set_last_planned_tactic(noted);
+  reserve_fc2(head_plan, head, alpha.cols, expert_width, stream);
+  reserve_fc2(tail_plan, tail, alpha.cols, expert_width, stream);
   run_fc2(head_plan, fp4_rows(a, 0, head), b, view_rows(alpha, 0, head), expert_width, view_rows(d, 0, head), stream);
   run_fc2(tail_plan, fp4_rows(a, head, tail), b, view_rows(alpha, head, tail), expert_width, view_rows(d, head, tail),
           stream);
@@ -170,7 +186,7 @@ std::int64_t check_fc1(const ArgCheck& c, const Fp4Tensor& a, const Fp4Tensor& b
   c.require(a.groups == 1, "a.groups", "must be 1 (A is [M, K])", std::to_string(a.groups));
   c.multiple_of(b.rows, 256, "b.rows", "2I with I a multiple of 128: gate and up rows per expert");
   c.aligned(expert_scale, 4, "expert_scale");
-  c.require(b.groups * (b.rows / 2) <= detail::kMax32, "b", "E*I must fit 32-bit indexing");
+  // (E·I fits 32-bit indexing: check_operands bounds b.rows·b.groups = 2·E·I.)
   return b.rows / 2;
 }
 
@@ -245,9 +261,10 @@ void moe_routing_alpha(const std::int32_t* topk_ids, const float* topk_weights, 
   c.aligned(expert_scale, 4, "expert_scale");
   c.positive(top_k, "top_k");
   c.non_negative(alpha.rows, "alpha.rows");
-  check_alpha(c, alpha, alpha.rows);
+  check_alpha(c, alpha);
   c.positive(alpha.col_stride, "alpha.col_stride");  // distinct experts, distinct elements
-  c.require(alpha.rows <= detail::kMax32 && alpha.cols <= detail::kMax32, "alpha", "rows and cols must fit 32-bit indexing");
+  c.require(alpha.rows <= detail::kMax32 && alpha.cols <= detail::kMax32, "alpha", "rows and cols must fit 32-bit indexing",
+            std::to_string(alpha.rows) + " x " + std::to_string(alpha.cols));
   kernels::RoutingAlphaParams p;
   p.ids = topk_ids;
   p.weights = topk_weights;

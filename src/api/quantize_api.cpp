@@ -35,12 +35,13 @@ void check_quantize(const ArgCheck& c, const MatrixView& src, const Fp4Tensor& d
     c.require(dst.cols < (std::int64_t(1) << 30), "dst.cols", "must be below 2^30 on the GPU",
               std::to_string(dst.cols));
     c.require(dst.scale_bytes_per_group() < (std::int64_t(1) << 32), "dst",
-              "scale bytes per group (with the 128x4 padding) must be below 2^32 on the GPU");
+              "scale bytes per group (with the 128x4 padding) must be below 2^32 on the GPU",
+              std::to_string(dst.scale_bytes_per_group()));
     c.aligned(dst.scales, 2, "dst.scales");
   }
   // The GPU kernel indexes quantization blocks with 32 bits.
   c.require(dst.rows * dst.scale_cols() < (std::int64_t(1) << 31), "dst",
-            "rows*cols/block must be below 2^31 per group");
+            "rows*cols/block must be below 2^31 per group", std::to_string(dst.rows * dst.scale_cols()));
   if (dst.format == Fp4Format::kMXFP4) {
     c.require(encode_scale == nullptr, "encode_scale", "must be null for MXFP4 (no global scale)");
   } else if (encode_scale) {

@@ -1,7 +1,8 @@
 // fp4moe/workspace.hpp on the GPU: what the split-K and gathered calls hold
 // for a stream is measured and released, later calls grow it again with the
-// same results, a graph keeps the buffer it was captured with, and a stream
-// under capture is refused.
+// same results, a graph keeps the buffer it was captured with, a stream
+// under capture is refused, and a growth refused under capture comes before
+// any launch.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -125,6 +126,49 @@ TEST_F(Workspace, AGraphKeepsItsBufferThroughARelease) {
   ASSERT_EQ(graph.launch(s_), cudaSuccess);
   EXPECT_TRUE(output_of(p, s_) == eager) << "the replay equals the eager call, bit for bit";
   cudaFree(scratch);
+}
+
+// A call of several launches reserves all of its workspace before the
+// first: the gathered moe_dense_fc2 launches its token copy, then the GEMM,
+// whose stream-K partials need the split-K buffer. Under capture, with the
+// copy's buffer made by an eager split_k 1 call and the split-K one not,
+// the refused growth must come before the copy was launched: the capture
+// holds no kernel (it held the copy before the reservation moved ahead).
+TEST_F(Workspace, AGrowthRefusedDuringCaptureComesBeforeAnyLaunch) {
+  GemmTactic gather{};
+  for (const auto& e : kernels::kernel_registry())
+    if (e.format == Fp4Format::kNVFP4 && e.tactic.moe_gather && e.stream_k && (e.max_m == 0 || e.max_m >= 32)) {
+      gather = e.tactic;
+      break;
+    }
+  ASSERT_TRUE(gather.moe_gather) << "no gathered tile with stream-K";
+  GemmOptions opt;
+  opt.tactic = &gather;
+  const tuning::TuningProblem moe(
+      {GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kFP32, 32, 256, 8 * 256, 8, 256, 2}, 5, s_);
+  moe.run(opt, s_);  // split_k 1: the gathered copy's buffer, no split-K one
+  ASSERT_EQ(cudaStreamSynchronize(s_), cudaSuccess);
+  const std::size_t held = workspace_bytes(s_);
+  ASSERT_GT(held, 0u);
+
+  gather.split_k = 0;  // stream-K: 32 CTAs share 4 tiles, partials in the split-K buffer
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(s_, cudaStreamCaptureModeGlobal), cudaSuccess);
+  bool refused = false;
+  try {
+    moe.run(opt, s_);
+  } catch (const InvalidArgument& e) {
+    ADD_FAILURE() << "the tactic was refused, not the growth: " << e.what();
+  } catch (const Error&) {
+    refused = true;
+  }
+  ASSERT_EQ(cudaStreamEndCapture(s_, &graph), cudaSuccess);
+  std::size_t nodes = 0;
+  EXPECT_EQ(cudaGraphGetNodes(graph, nullptr, &nodes), cudaSuccess);
+  if (graph) cudaGraphDestroy(graph);
+  EXPECT_TRUE(refused) << "the split-K buffer had to grow during capture";
+  EXPECT_EQ(nodes, 0u) << "nothing may be launched before a reservation that can fail";
+  EXPECT_EQ(workspace_bytes(s_), held);
 }
 
 TEST_F(Workspace, ReleaseIsRefusedWhileTheStreamCaptures) {

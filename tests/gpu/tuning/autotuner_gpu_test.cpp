@@ -277,7 +277,9 @@ TEST_F(TunerGpu, LookupOnTheEntryPointsPathCostsWellUnderAMicrosecond) {
   const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / kLookups;
   std::printf("tuning-cache lookup with the device query: %.1f ns\n", ns);
   EXPECT_EQ(hits, kLookups / 2);
-  if (timed) EXPECT_LT(ns, 1000.0);
+  if (timed) {
+    EXPECT_LT(ns, 1000.0);
+  }
 
   // The whole planning of an entry point (key, lookup, re-check of the cached
   // tactic, grid bound), with a hit and, for comparison, with the heuristic.
@@ -295,7 +297,9 @@ TEST_F(TunerGpu, LookupOnTheEntryPointsPathCostsWellUnderAMicrosecond) {
   const double heuristic_ns = plan_ns(Source::kHeuristic);
   set_tuning_cache_enabled(true);
   std::printf("plan_gemm: %.1f ns with a cache hit, %.1f ns with the heuristic\n", hit_ns, heuristic_ns);
-  if (timed) EXPECT_LT(hit_ns, 1000.0);
+  if (timed) {
+    EXPECT_LT(hit_ns, 1000.0);
+  }
 }
 
 }  // namespace
