@@ -5,7 +5,7 @@ import torch
 
 from . import _dtypes
 from ._checks import Checker
-from .formats import block_size
+from .formats import LAYOUTS, ROW_MAJOR, TILED_128X4, block_size
 from .tensor import Fp4Tensor
 
 
@@ -18,11 +18,21 @@ def check_source(c: Checker, x, fmt: str = None) -> None:
                   f"shape {tuple(x.shape)}")
 
 
-def check_destination(c: Checker, x: torch.Tensor, out, fmt: str) -> None:
-    """out: an Fp4Tensor of format `fmt` and the shape of x."""
+def check_destination(c: Checker, x: torch.Tensor, out, fmt: str, scale_layout) -> str:
+    """scale_layout None or a layout name; out None or an Fp4Tensor of format
+    `fmt`, the shape of x and, where both are given, that scale layout.
+    Returns the layout the quantizer writes (a new tensor's: 128x4-tiled
+    unless named)."""
+    c.require(scale_layout is None or scale_layout in LAYOUTS, "scale_layout",
+              f"must be None, '{ROW_MAJOR}' or '{TILED_128X4}'", repr(scale_layout))
+    if out is None:
+        return TILED_128X4 if scale_layout is None else scale_layout
     c.require(isinstance(out, Fp4Tensor), "out", "must be an fp4moe.Fp4Tensor", type(out).__name__)
     c.require(out.format == fmt, "out", f"must be an {fmt} tensor", out.format)
     c.require(out.shape == tuple(x.shape), "out", f"must have the shape of x {tuple(x.shape)}", out.shape)
+    c.require(scale_layout is None or scale_layout == out.scale_layout, "scale_layout",
+              f"must be None or out's layout ('{out.scale_layout}')", repr(scale_layout))
+    return out.scale_layout
 
 
 def check_encode_scale(c: Checker, encode_scale, x: torch.Tensor) -> None:
@@ -44,17 +54,21 @@ def check_dequantize_out(c: Checker, t, dtype, out) -> torch.dtype:
     return out.dtype
 
 
-def prepack_destination(c: Checker, t, out) -> torch.Tensor:
-    """t an Fp4Tensor not yet prepacked; out None (then a new uint8 tensor like
-    t.data) or a contiguous uint8 tensor of t.data's shape (t.data itself: in
-    place). Returns the tensor prepack_weights writes."""
+def check_prepack(c: Checker, t, out) -> None:
+    """t an Fp4Tensor not yet prepacked; out None or a contiguous uint8 tensor
+    of t.data's shape (t.data itself: in place). Checked before any of their
+    attributes is read."""
     c.require(isinstance(t, Fp4Tensor), "t", "must be an fp4moe.Fp4Tensor", type(t).__name__)
     c.require(not t.prepacked, "t", "is already prepacked")
-    if out is None:
-        return torch.empty_like(t.data, dtype=torch.uint8)
-    c.tensor(out, "out", (torch.uint8,))
-    c.shape(out, "out", tuple(t.data.shape))
-    return out
+    if out is not None:
+        c.tensor(out, "out", (torch.uint8,))
+        c.shape(out, "out", tuple(t.data.shape))
+
+
+def prepack_destination(t: Fp4Tensor, out) -> torch.Tensor:
+    """The tensor prepack_weights writes (check_prepack passed): out, or a new
+    uint8 tensor like t.data."""
+    return torch.empty_like(t.data, dtype=torch.uint8) if out is None else out
 
 
 def prepacked(t: Fp4Tensor, data: torch.Tensor) -> Fp4Tensor:

@@ -7,10 +7,10 @@ import torch
 
 from ._capi import call
 from ._checks import Checker
-from ._quantize_checks import (check_dequantize_out, check_destination, check_encode_scale, check_source,
+from ._quantize_checks import (check_dequantize_out, check_destination, check_encode_scale, check_prepack, check_source,
                                prepack_destination, prepacked)
 from ._views import address, fp4, matrix
-from .formats import LAYOUTS, MXFP4, NVFP4, TILED_128X4
+from .formats import LAYOUTS, MXFP4, NVFP4
 from .scale_layout import check_conversion
 from .tensor import Fp4Tensor, empty_fp4
 
@@ -21,8 +21,7 @@ def _quantize(name: str, fmt: str, x, encode_scale, scale_layout, out) -> Fp4Ten
     if isinstance(encode_scale, (int, float)) and not isinstance(encode_scale, bool):
         encode_scale = torch.full((), float(encode_scale), dtype=torch.float32)
     check_encode_scale(c, encode_scale, x)
-    if out is not None:
-        check_destination(c, x, out, fmt)
+    scale_layout = check_destination(c, x, out, fmt, scale_layout)
     c.cpu_device({"x": x, "encode_scale": encode_scale, "out.data": out and out.data,
                   "out.scales": out and out.scales, "out.global_scale": out and out.global_scale})
     if out is None:
@@ -36,13 +35,13 @@ def _quantize(name: str, fmt: str, x, encode_scale, scale_layout, out) -> Fp4Ten
     return out
 
 
-def quantize_nvfp4(x: torch.Tensor, *, encode_scale=None, scale_layout: str = TILED_128X4,
+def quantize_nvfp4(x: torch.Tensor, *, encode_scale=None, scale_layout: str = None,
                    out: Fp4Tensor = None) -> Fp4Tensor:
     """fp4moe.quantize_nvfp4 on the CPU; encode_scale may also be a float."""
     return _quantize("cpu::quantize_nvfp4", NVFP4, x, encode_scale, scale_layout, out)
 
 
-def quantize_mxfp4(x: torch.Tensor, *, scale_layout: str = TILED_128X4, out: Fp4Tensor = None) -> Fp4Tensor:
+def quantize_mxfp4(x: torch.Tensor, *, scale_layout: str = None, out: Fp4Tensor = None) -> Fp4Tensor:
     """fp4moe.quantize_mxfp4 on the CPU."""
     return _quantize("cpu::quantize_mxfp4", MXFP4, x, None, scale_layout, out)
 
@@ -62,8 +61,9 @@ def dequantize(t: Fp4Tensor, dtype: torch.dtype = torch.float32, *, out: torch.T
 def prepack_weights(t: Fp4Tensor, *, out: torch.Tensor = None) -> Fp4Tensor:
     """fp4moe.prepack_weights on the CPU."""
     c = Checker("cpu::prepack_weights")
+    check_prepack(c, t, out)
     c.cpu_device({"t.data": t.data, "out": out})
-    out = prepack_destination(c, t, out)
+    out = prepack_destination(t, out)
     if t.data.numel() > 0:
         call("fp4moe_cpu_prepack_weights", fp4(t), out.data_ptr())
     return prepacked(t, out)

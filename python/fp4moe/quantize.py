@@ -13,10 +13,10 @@ import torch
 from . import _capi
 from ._checks import Checker
 from ._launch import launch
-from ._quantize_checks import (check_dequantize_out, check_destination, check_encode_scale, check_source,
+from ._quantize_checks import (check_dequantize_out, check_destination, check_encode_scale, check_prepack, check_source,
                                prepack_destination, prepacked)
 from ._views import address, fp4, matrix
-from .formats import MXFP4, NVFP4, TILED_128X4
+from .formats import MXFP4, NVFP4
 from .tensor import Fp4Tensor, empty_fp4
 
 
@@ -24,8 +24,8 @@ def _quantize(name: str, fmt: str, x, encode_scale, scale_layout, out) -> Fp4Ten
     c = Checker(name)
     check_source(c, x, fmt)
     check_encode_scale(c, encode_scale, x)
+    scale_layout = check_destination(c, x, out, fmt, scale_layout)
     if out is not None:
-        check_destination(c, x, out, fmt)
         device = c.cuda_device({"x": x, "encode_scale": encode_scale, "out.data": out.data, "out.scales": out.scales,
                                 "out.global_scale": out.global_scale})
     else:
@@ -40,16 +40,17 @@ def _quantize(name: str, fmt: str, x, encode_scale, scale_layout, out) -> Fp4Ten
     return out
 
 
-def quantize_nvfp4(x: torch.Tensor, *, encode_scale: torch.Tensor = None, scale_layout: str = TILED_128X4,
+def quantize_nvfp4(x: torch.Tensor, *, encode_scale: torch.Tensor = None, scale_layout: str = None,
                    out: Fp4Tensor = None) -> Fp4Tensor:
     """BF16/FP32 x [rows, K] (or [groups, rows, K], one global scale per
     group) to NVFP4. encode_scale: the global encode scale g (FP32 CUDA tensor,
     one per group); None derives it from amax(x) on the GPU (one more read
-    of x). Returns a new Fp4Tensor with `scale_layout` scales, or fills `out`."""
+    of x). Returns a new Fp4Tensor with `scale_layout` scales (default
+    TILED_128X4), or fills `out` (scale_layout, if given, must be out's)."""
     return _quantize("quantize_nvfp4", NVFP4, x, encode_scale, scale_layout, out)
 
 
-def quantize_mxfp4(x: torch.Tensor, *, scale_layout: str = TILED_128X4, out: Fp4Tensor = None) -> Fp4Tensor:
+def quantize_mxfp4(x: torch.Tensor, *, scale_layout: str = None, out: Fp4Tensor = None) -> Fp4Tensor:
     """BF16/FP32 x [rows, K] or [groups, rows, K] to MXFP4 (K a multiple of 32)."""
     return _quantize("quantize_mxfp4", MXFP4, x, None, scale_layout, out)
 
@@ -94,8 +95,9 @@ def prepack_weights(t: Fp4Tensor, *, out: torch.Tensor = None) -> Fp4Tensor:
     which may be t.data itself: in place) or a new tensor; scales and global
     scale are t's."""
     c = Checker("prepack_weights")
+    check_prepack(c, t, out)
     device = c.cuda_device({"t.data": t.data, "t.scales": t.scales, "t.global_scale": t.global_scale, "out": out})
-    out = prepack_destination(c, t, out)
+    out = prepack_destination(t, out)
     if t.data.numel() > 0:
         launch(device, "fp4moe_prepack_weights", fp4(t), out.data_ptr())
     return prepacked(t, out)

@@ -142,11 +142,15 @@ def _py_tactic(t: _capi.Tactic) -> GemmTactic:
     return GemmTactic(bool(t.swap_ab), t.block_n, t.block_k, t.stages, t.split_k, bool(t.moe_gather), bool(t.fp8), t.cluster)
 
 
-def _check_int(function: str, argument: str, value, lo: int) -> None:
+def _check_int(function: str, argument: str, value, lo: int, bits: int = 64) -> None:
+    """An int of at least `lo` that the C argument (signed, `bits` wide) holds:
+    ctypes would wrap a larger one silently."""
     if not _is_int(value):
         raise invalid_argument(function, argument, "must be an int", repr(value))
     if value < lo:
         raise invalid_argument(function, argument, f"must be at least {lo}", value)
+    if value >= 2**(bits - 1):
+        raise invalid_argument(function, argument, f"must fit {bits} bits", value)
 
 
 def _path_bytes(function: str, argument: str, path) -> Optional[bytes]:
@@ -177,11 +181,9 @@ def tune(shapes: Union[TuneShape, Iterable[TuneShape]], *, warmup: int = 3, reps
     if len(shapes) >= 2**31:
         raise invalid_argument(fn, "shapes", "must hold fewer than 2^31 shapes", len(shapes))
     c_shapes = (_capi.TuneShape * len(shapes))(*(_c_shape(fn, s, f"shapes[{i}]") for i, s in enumerate(shapes)))
-    _check_int(fn, "options.warmup", warmup, 0)
-    _check_int(fn, "options.reps", reps, 1)
+    _check_int(fn, "options.warmup", warmup, 0, bits=32)
+    _check_int(fn, "options.reps", reps, 1, bits=32)
     _check_int(fn, "options.max_m", max_m, 128)
-    if warmup >= 2**31 or reps >= 2**31:
-        raise invalid_argument(fn, "options.reps" if reps >= 2**31 else "options.warmup", "must fit 32 bits")
     if progress is not None and not callable(progress):
         raise invalid_argument(fn, "progress", "must be callable or None", type(progress).__name__)
     options = _capi.TuneOptions()

@@ -115,6 +115,39 @@ def test_quantizer_rules():
         fp4moe.dequantize(out, torch.float16)
 
 
+def test_quantizers_check_their_scale_layout():
+    # Named by the quantizer, not by the empty_fp4 it calls; and with out=,
+    # a layout other than out's is refused rather than ignored.
+    for quantize, name in ((fp4moe.quantize_mxfp4, "quantize_mxfp4"), (fp4moe.cpu.quantize_mxfp4,
+                                                                        "cpu::quantize_mxfp4")):
+        with refuses(name, "scale_layout", "must be None, 'row_major' or 'tiled128x4'"):
+            quantize(torch.zeros(4, 64), scale_layout="bad")
+        out = fp4moe.empty_fp4((4, 64), MX, scale_layout=fp4moe.ROW_MAJOR)
+        with refuses(name, "scale_layout", "must be None or out's layout"):
+            quantize(torch.zeros(4, 64), scale_layout=fp4moe.TILED_128X4, out=out)
+    out = fp4moe.empty_fp4((4, 64), MX, scale_layout=fp4moe.ROW_MAJOR)
+    x = torch.linspace(-6, 6, 256).reshape(4, 64)
+    assert fp4moe.cpu.quantize_mxfp4(x, out=out) is out, "out's own layout needs no scale_layout"
+    assert fp4moe.cpu.quantize_mxfp4(x, scale_layout=fp4moe.ROW_MAJOR, out=out) is out
+    assert fp4moe.cpu.quantize_mxfp4(x).scale_layout == fp4moe.TILED_128X4, "a new tensor's default"
+
+
+def test_prepack_refuses_what_is_not_an_fp4_tensor(rng):
+    t = random_fp4((8, 64), NV, generator=rng)
+    for prepack, name in ((fp4moe.prepack_weights, "prepack_weights"), (fp4moe.cpu.prepack_weights,
+                                                                         "cpu::prepack_weights")):
+        with refuses(name, "t", "must be an fp4moe.Fp4Tensor"):
+            prepack(t.data)
+        with refuses(name, "t", "must be an fp4moe.Fp4Tensor"):
+            prepack(None)
+        with refuses(name, "out", "must be a torch.Tensor"):
+            prepack(t, out=[0])
+        with refuses(name, "out", "must have dtype uint8"):
+            prepack(t, out=torch.zeros(t.data.shape, dtype=torch.int8))
+        with refuses(name, "out", r"must have shape \(8, 32\)"):
+            prepack(t, out=torch.zeros(8, 16, dtype=torch.uint8))
+
+
 def test_gemm_rules(rng):
     a = random_fp4((4, 64), NV, generator=rng)
     b = random_fp4((8, 64), NV, generator=rng)

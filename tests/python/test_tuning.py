@@ -109,6 +109,9 @@ def test_shape_list_errors_name_the_line_and_the_rule(tmp_path):
             fp4moe.parse_shape_list(line, name="list")
     with pytest.raises(fp4moe.InvalidArgumentError, match="argument 'max_m'"):
         fp4moe.parse_shape_list("", max_m=100)
+    # ctypes would wrap a value past int64 into a small valid one.
+    with pytest.raises(fp4moe.InvalidArgumentError, match="argument 'max_m': must fit 64 bits"):
+        fp4moe.parse_shape_list("", max_m=2**64 + 1024)
     assert fp4moe.parse_shape_list("# nothing\n") == []
 
 
@@ -216,6 +219,9 @@ def test_tune_checks_everything_before_the_gpu():
         (ok, {"reps": 0}, "options.reps"),
         (ok, {"warmup": -1}, "options.warmup"),
         (ok, {"max_m": 1000}, "options.max_m"),
+        (ok, {"max_m": 2**64 + 1024}, "options.max_m"),  # (ctypes would wrap it to 1024)
+        (ok, {"reps": 2**31}, "options.reps"),
+        (ok, {"warmup": 2**31}, "options.warmup"),
         (ok, {"cache_path": 7}, "cache_path"),
         (ok, {"progress": "yes"}, "progress"),
     ]
