@@ -2,8 +2,10 @@
 // (a code outside its enum is refused naming the argument); everything else
 // (shapes, strides, alignment, null data) is left to the library's own
 // validation, so its messages reach the caller unchanged. Entry points
-// convert their descriptors in argument order (one statement each), so the
-// first bad one is the one reported.
+// convert their descriptors in argument order (one statement each), so of
+// several bad descriptors the first is the one reported. (A descriptor is
+// converted before the library checks the plain pointers and numbers: a
+// null descriptor is reported before a bad pointer argument ahead of it.)
 #pragma once
 
 #include <cuda_runtime_api.h>
