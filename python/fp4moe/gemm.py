@@ -3,7 +3,10 @@
 
 Operands with row-major scales are converted to the 128x4 tiled layout the
 kernels read, which allocates a scale tensor per call: convert weights once
-with Fp4Tensor.to_tiled(). Outputs are BF16 or FP32, freshly allocated or
+with Fp4Tensor.to_tiled(). The conversion runs after this module's checks
+but before the library's own (K, formats, alignment, the tactic), so a call
+the library refuses may have launched it, into a temporary: nothing of the
+caller's is written. Outputs are BF16 or FP32, freshly allocated or
 written into `out` (unit column stride; rows may be further apart). Every
 call is asynchronous on the current CUDA stream and can be captured in a
 CUDA graph.
