@@ -22,6 +22,7 @@ struct GemmSetup {
   alignas(16) float gb[4] = {1, 1, 1, 1};
   alignas(16) float out[4 * 8 * 4];
   alignas(16) std::int32_t aux[512] = {};
+  const std::int32_t* indices = aux;  ///< m_indices or masked_m of the grouped GEMMs
   Fp4Tensor a, b;
   MatrixView d;
   GemmSetup() {
@@ -38,6 +39,9 @@ struct GemmSetup {
     b.global_scale = gb;
     b.rows = 8;
     d = MatrixView{out, DType::kFP32, 4, 8};
+  }
+  const std::int32_t* misaligned_aux() const {
+    return reinterpret_cast<const std::int32_t*>(reinterpret_cast<const char*>(aux) + 2);
   }
   bool untouched() const {
     return std::all_of(std::begin(out), std::end(out), [](float v) { return v == 7.0f; });
@@ -71,9 +75,13 @@ const Rule kDenseRules[] = {
     {"K not multiple of 32", [](GemmSetup& s) { s.a.cols = s.b.cols = 48; }, "a.cols"},
     {"K off block", [](GemmSetup& s) { s.a.cols = s.b.cols = 40; }, "a.cols"},
     {"misaligned a.data", [](GemmSetup& s) { s.a.data = s.a_data + 4; }, "a.data"},
+    {"misaligned a.scales", [](GemmSetup& s) { s.a.scales = s.a_scales + 8; }, "a.scales"},
     {"misaligned b.scales", [](GemmSetup& s) { s.b.scales = s.b_scales + 1; }, "b.scales"},
     {"nvfp4 without global", [](GemmSetup& s) { s.a.global_scale = nullptr; }, "a.global_scale"},
     {"rows past 32 bits", [](GemmSetup& s) { s.a.rows = s.d.rows = std::int64_t(1) << 31; }, "a"},
+    {"b rows past 32 bits", [](GemmSetup& s) { s.b.rows = std::int64_t(1) << 31; }, "b"},
+    // No rows, so rows*cols stays below 2^40 and only K is too wide.
+    {"K past 32 bits", [](GemmSetup& s) { s.a.rows = 0; s.a.cols = s.b.cols = std::int64_t(1) << 31; }, "a.cols"},
     {"a grouped", [](GemmSetup& s) { s.a.groups = 2; }, "a.groups"},
     {"b grouped", [](GemmSetup& s) { s.b.groups = 2; }, "b.groups"},
     {"null d", [](GemmSetup& s) { s.d.data = nullptr; }, "d.data"},
@@ -102,13 +110,18 @@ INSTANTIATE_TEST_SUITE_P(Rules, DenseRule, ::testing::ValuesIn(kDenseRules), [](
   return n;
 });
 
-/// fp4_gemm_nt with tactic t forced is refused naming options.tactic, with
-/// `word` in the message, and writes nothing.
-void expect_tactic_refused(GemmSetup& s, const GemmTactic& t, const std::string& word) {
+using TacticCall = std::function<void(GemmSetup&, const GemmOptions&)>;
+
+/// The call (fp4_gemm_nt by default) with tactic t forced is refused naming
+/// options.tactic, with `word` in the message, and writes nothing.
+void expect_tactic_refused(GemmSetup& s, const GemmTactic& t, const std::string& word,
+                           const TacticCall& call = [](GemmSetup& g, const GemmOptions& o) {
+                             fp4_gemm_nt(g.a, g.b, g.d, nullptr, o);
+                           }) {
   GemmOptions opt;
   opt.tactic = &t;
   try {
-    fp4_gemm_nt(s.a, s.b, s.d, nullptr, opt);
+    call(s, opt);
     ADD_FAILURE() << "accepted " << t.name();
   } catch (const InvalidArgument& e) {
     EXPECT_EQ(e.argument(), "options.tactic") << e.what();
@@ -173,6 +186,32 @@ TEST(GemmRules, SplitOfTheCudaCoreRouteIsRefused) {
   expect_tactic_refused(s, dp4a_tactic(2), "split");
 }
 
+/// The 16-token swap-AB tile (256-K stages), on stream-K.
+GemmTactic stream_k_tactic() {
+  GemmTactic t;
+  t.swap_ab = true;
+  t.block_n = 16;
+  t.block_k = 256;
+  t.stages = 4;
+  t.split_k = 0;
+  return t;
+}
+
+TEST(GemmRules, StreamKNeedsTwoKBlocksPerTile) {
+  GemmSetup s;  // K = 64: one 256-K block
+  expect_tactic_refused(s, stream_k_tactic(), "needs at least 2");
+}
+
+// The masked layout's tile count is known only on the device.
+TEST(GemmRules, StreamKIsRefusedOnTheMaskedLayout) {
+  GemmSetup s;
+  s.a.groups = s.b.groups = s.d.groups = 2;
+  s.a.rows = s.d.rows = 2;
+  expect_tactic_refused(s, stream_k_tactic(), "masked", [](GemmSetup& g, const GemmOptions& o) {
+    m_grouped_fp4_gemm_nt_masked(g.a, g.b, g.d, g.indices, 2, nullptr, o);
+  });
+}
+
 TEST(GemmRules, MoeTopKHintIsRefusedOutsideMoeFc2) {
   GemmSetup s;
   GemmOptions opt;
@@ -190,21 +229,14 @@ TEST(GemmRules, ContiguousRules) {
   const Rule rules[] = {
       {"a grouped", [](GemmSetup& s) { s.a.groups = 2; }, "a.groups"},
       {"too many experts", [](GemmSetup& s) { s.b.groups = 1025; }, "b.groups"},
+      {"null m_indices", [](GemmSetup& s) { s.indices = nullptr; }, "m_indices"},
+      {"misaligned m_indices", [](GemmSetup& s) { s.indices = s.misaligned_aux(); }, "m_indices"},
   };
   for (const Rule& r : rules) {
     GemmSetup s;
     s.b.groups = 2;
-    expect_refused(s, r, [](GemmSetup& g) { m_grouped_fp4_gemm_nt_contiguous(g.a, g.b, g.d, g.aux, nullptr); });
+    expect_refused(s, r, [](GemmSetup& g) { m_grouped_fp4_gemm_nt_contiguous(g.a, g.b, g.d, g.indices, nullptr); });
   }
-  GemmSetup s;
-  s.b.groups = 2;
-  try {
-    m_grouped_fp4_gemm_nt_contiguous(s.a, s.b, s.d, nullptr, nullptr);
-    ADD_FAILURE();
-  } catch (const InvalidArgument& e) {
-    EXPECT_EQ(e.argument(), "m_indices");
-  }
-  EXPECT_TRUE(s.untouched());
 }
 
 TEST(GemmRules, MaskedRules) {
@@ -213,23 +245,19 @@ TEST(GemmRules, MaskedRules) {
       {"too many groups", [](GemmSetup& s) { s.a.groups = s.b.groups = s.d.groups = 1025; }, "b.groups"},
       {"d groups", [](GemmSetup& s) { s.d.groups = 1; }, "d.groups"},
       {"d group stride", [](GemmSetup& s) { s.d.group_stride = 8; }, "d.group_stride"},
+      {"null masked_m", [](GemmSetup& s) { s.indices = nullptr; }, "masked_m"},
+      {"misaligned masked_m", [](GemmSetup& s) { s.indices = s.misaligned_aux(); }, "masked_m"},
   };
   for (const Rule& r : rules) {
     GemmSetup s;
     s.a.groups = s.b.groups = s.d.groups = 2;
     s.d.rows = 2;
     s.a.rows = 2;
-    expect_refused(s, r, [](GemmSetup& g) { m_grouped_fp4_gemm_nt_masked(g.a, g.b, g.d, g.aux, 2, nullptr); });
+    expect_refused(s, r, [](GemmSetup& g) { m_grouped_fp4_gemm_nt_masked(g.a, g.b, g.d, g.indices, 2, nullptr); });
   }
   GemmSetup s;
   s.a.groups = s.b.groups = s.d.groups = 2;
   s.d.rows = s.a.rows = 2;
-  try {
-    m_grouped_fp4_gemm_nt_masked(s.a, s.b, s.d, nullptr, 2, nullptr);
-    ADD_FAILURE();
-  } catch (const InvalidArgument& e) {
-    EXPECT_EQ(e.argument(), "masked_m");
-  }
   try {
     m_grouped_fp4_gemm_nt_masked(s.a, s.b, s.d, s.aux, -1, nullptr);
     ADD_FAILURE();

@@ -1,10 +1,14 @@
-// One test per validation rule of moe_dense_fc2 and moe_routing_alpha: the
-// call throws InvalidArgument naming the argument and writes nothing. Host
-// buffers stand in for device memory: every check runs before any CUDA call.
+// One test per validation rule of moe_dense_fc2, moe_dense_fc1_swiglu and
+// moe_routing_alpha: the call throws InvalidArgument naming the argument and
+// writes nothing. Host buffers stand in for device memory: every check runs
+// before any CUDA call.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdint>
 #include <functional>
+#include <string>
 
 #include "fp4moe/error.hpp"
 #include "fp4moe/moe.hpp"
@@ -12,6 +16,20 @@
 
 namespace fp4moe {
 namespace {
+
+/// `p` moved by `bytes`: a misaligned pointer, never dereferenced.
+template <class T>
+T* shifted(T* p, int bytes) {
+  return reinterpret_cast<T*>(reinterpret_cast<std::uintptr_t>(p) + bytes);
+}
+
+/// Test names from the rules' names.
+template <class R>
+std::string rule_name(const ::testing::TestParamInfo<R>& info) {
+  std::string n = info.param.name;
+  for (char& c : n) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n;
+}
 
 /// A valid NVFP4 FC2 problem: M = 4 tokens, E = 2 experts of W = 128, N = 8.
 struct Fc2Setup {
@@ -66,6 +84,7 @@ const Fc2Rule kFc2Rules[] = {
     {"alpha misaligned", [](Fc2Setup& s) { s.alpha.data = reinterpret_cast<char*>(s.alpha_data) + 2; }, "alpha.data"},
     {"alpha grouped", [](Fc2Setup& s) { s.alpha.groups = 2; }, "alpha.groups"},
     {"alpha negative stride", [](Fc2Setup& s) { s.alpha.col_stride = -1; }, "alpha.col_stride"},
+    {"alpha negative row stride", [](Fc2Setup& s) { s.alpha.row_stride = -1; }, "alpha.row_stride"},
     {"a grouped", [](Fc2Setup& s) { s.a.groups = 2; }, "a.groups"},
     {"b grouped", [](Fc2Setup& s) { s.b.groups = 2; }, "b.groups"},
     {"K differs", [](Fc2Setup& s) { s.b.cols = 128; }, "b.cols"},
@@ -89,32 +108,48 @@ TEST_P(Fc2Rule_, RefusedBeforeAnyLaunch) {
   EXPECT_TRUE(s.untouched()) << r.name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Rules, Fc2Rule_, ::testing::ValuesIn(kFc2Rules), [](const auto& info) {
-  std::string n = info.param.name;
-  for (char& c : n) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return n;
-});
+INSTANTIATE_TEST_SUITE_P(Rules, Fc2Rule_, ::testing::ValuesIn(kFc2Rules), rule_name<Fc2Rule>);
 
-TEST(MoeRules, Fc2SplitKBeyondTheExpertsOrNotAPowerOfTwo) {
-  for (int split : {3, 4}) {  // 3: not 1/2/4/8; 4: more slices than the 2 experts
-    Fc2Setup s;
-    GemmTactic t;
+/// moe_dense_fc2 with tactic t forced is refused naming options.tactic, with
+/// `word` in the message, and writes nothing.
+void expect_fc2_tactic_refused(const GemmTactic& t, const std::string& word) {
+  Fc2Setup s;
+  GemmOptions opt;
+  opt.tactic = &t;
+  try {
+    moe_dense_fc2(s.a, s.b, s.alpha, s.width, s.d, nullptr, opt);
+    ADD_FAILURE() << "accepted " << t.name();
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "options.tactic") << e.what();
+    EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(s.untouched());
+}
+
+TEST(MoeRules, Fc2SplitKNotAChoiceOrBeyondTheExperts) {
+  struct Case {
+    int split;
+    const char* word;
+  };
+  for (const Case c : {Case{5, "split_k must be 1, 2, 3, 4, 6, 8 or 0"}, Case{3, "must not exceed the experts"}}) {
+    GemmTactic t;  // E = 2
     t.swap_ab = true;
     t.block_n = 16;
     t.block_k = 128;
     t.stages = 5;
-    t.split_k = split;
-    GemmOptions opt;
-    opt.tactic = &t;
-    try {
-      moe_dense_fc2(s.a, s.b, s.alpha, s.width, s.d, nullptr, opt);
-      ADD_FAILURE() << "accepted split_k " << split;
-    } catch (const InvalidArgument& e) {
-      EXPECT_EQ(e.argument(), "options.tactic") << e.what();
-      EXPECT_NE(std::string(e.what()).find("split_k"), std::string::npos) << e.what();
-    }
-    EXPECT_TRUE(s.untouched());
+    t.split_k = c.split;
+    expect_fc2_tactic_refused(t, c.word);
   }
+}
+
+// A stage holds one expert's columns: 256-K stages cannot serve W = 128.
+TEST(MoeRules, Fc2StageWiderThanTheExpertIsRefused) {
+  GemmTactic t;
+  t.swap_ab = true;
+  t.block_n = 16;
+  t.block_k = 256;
+  t.stages = 4;
+  expect_fc2_tactic_refused(t, "must divide the expert width");
 }
 
 // The gathered formulation keeps every token's accumulator in shared
@@ -156,19 +191,6 @@ TEST(MoeRules, Fc2GatherHoldsAtMostItsTokens) {
   EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](float v) { return v == 7.0f; }));
 }
 
-TEST(MoeRules, Fc1RefusesPrepackedWeights) {
-  Fc2Setup s;  // its A and B serve as FC1 operands: the rule is checked first
-  s.b.prepacked = true;
-  alignas(16) float scale[1] = {1};
-  try {
-    moe_dense_fc1_swiglu(s.a, s.b, scale, s.d, nullptr);
-    FAIL();
-  } catch (const InvalidArgument& e) {
-    EXPECT_EQ(e.argument(), "b.prepacked") << e.what();
-  }
-  EXPECT_TRUE(s.untouched());
-}
-
 TEST(MoeRules, Fc2TopKHintWithinTheExperts) {
   for (int top_k : {-1, 3}) {  // E = 2
     Fc2Setup s;
@@ -182,6 +204,151 @@ TEST(MoeRules, Fc2TopKHintWithinTheExperts) {
     }
     EXPECT_TRUE(s.untouched());
   }
+}
+
+/// A valid NVFP4 FC1 problem: M = 4 tokens, K = 64, E = 2 experts of I = 128
+/// (2I = 256 gate and up rows each), with both outputs: BF16 d and NVFP4 out,
+/// [M, E*I] each.
+struct Fc1Setup {
+  static constexpr int kM = 4, kK = 64, kE = 2, kI = 128, kN = kE * kI;
+  alignas(16) std::uint8_t a_data[kM * kK / 2];
+  alignas(16) std::uint8_t b_data[kE * 2 * kI * kK / 2];
+  alignas(16) std::uint8_t a_scales[128 * 4];
+  alignas(16) std::uint8_t b_scales[kE * 2 * kI * 4];
+  alignas(16) float ga[1] = {1};
+  alignas(16) float gb[kE] = {1, 1};
+  alignas(16) float scale[kE] = {1, 1};
+  alignas(16) float encode[1] = {1};
+  alignas(16) std::uint16_t d_data[kM * kN];
+  alignas(16) std::uint8_t out_data[kM * kN / 2];
+  alignas(16) std::uint8_t out_scales[128 * kN / 16];
+  alignas(16) float out_global[1] = {7.0f};
+  const float* expert_scale = scale;
+  const float* encode_scale = encode;
+  Fp4Tensor a, b, out;
+  MatrixView d;
+  Fc1Setup() {
+    std::fill(std::begin(d_data), std::end(d_data), 0x5a5a);
+    std::fill(std::begin(out_data), std::end(out_data), 0x5a);
+    std::fill(std::begin(out_scales), std::end(out_scales), 0x5a);
+    a.data = a_data;
+    a.scales = a_scales;
+    a.global_scale = ga;
+    a.scale_layout = ScaleLayout::kTiled128x4;
+    a.rows = kM;
+    a.cols = kK;
+    b = a;
+    b.data = b_data;
+    b.scales = b_scales;
+    b.global_scale = gb;
+    b.rows = 2 * kI;
+    b.groups = kE;
+    out = a;
+    out.data = out_data;
+    out.scales = out_scales;
+    out.global_scale = out_global;
+    out.cols = kN;
+    d = MatrixView{d_data, DType::kBF16, kM, kN};
+  }
+  void run_bf16(const GemmOptions& opt = {}) { moe_dense_fc1_swiglu(a, b, expert_scale, d, nullptr, opt); }
+  void run_nvfp4() { moe_dense_fc1_swiglu(a, b, expert_scale, out, encode_scale, nullptr); }
+  bool untouched() const {
+    return std::all_of(std::begin(d_data), std::end(d_data), [](std::uint16_t v) { return v == 0x5a5a; }) &&
+           std::all_of(std::begin(out_data), std::end(out_data), [](std::uint8_t v) { return v == 0x5a; }) &&
+           std::all_of(std::begin(out_scales), std::end(out_scales), [](std::uint8_t v) { return v == 0x5a; }) &&
+           out_global[0] == 7.0f;
+  }
+};
+
+struct Fc1Rule {
+  const char* name;
+  std::function<void(Fc1Setup&)> breaks;
+  const char* argument;
+};
+void PrintTo(const Fc1Rule& r, std::ostream* os) { *os << r.name; }
+
+void expect_fc1_refused(const Fc1Rule& r, const std::function<void(Fc1Setup&)>& run) {
+  Fc1Setup s;
+  r.breaks(s);
+  try {
+    run(s);
+    ADD_FAILURE() << "accepted: " << r.name;
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), r.argument) << r.name << ": " << e.what();
+  }
+  EXPECT_TRUE(s.untouched()) << r.name;
+}
+
+// Rules of the operands, which both overloads check.
+const Fc1Rule kFc1SharedRules[] = {
+    {"b prepacked", [](Fc1Setup& s) { s.b.prepacked = true; }, "b.prepacked"},
+    {"a grouped", [](Fc1Setup& s) { s.a.groups = 2; }, "a.groups"},
+    {"b rows not 2I with I a multiple of 128", [](Fc1Setup& s) { s.b.rows = 128; }, "b.rows"},
+    {"expert_scale misaligned", [](Fc1Setup& s) { s.expert_scale = shifted(s.scale, 2); }, "expert_scale"},
+};
+
+const Fc1Rule kFc1Bf16Rules[] = {
+    {"d not BF16", [](Fc1Setup& s) { s.d.dtype = DType::kFP32; }, "d.dtype"},
+    // (2-byte aligned is enough for BF16, but the epilogue stores column pairs.)
+    {"d not 4-byte aligned", [](Fc1Setup& s) { s.d.data = shifted(s.d_data, 2); }, "d.data"},
+    {"d odd row stride", [](Fc1Setup& s) { s.d.row_stride = Fc1Setup::kN + 1; }, "d.row_stride"},
+};
+
+const Fc1Rule kFc1Nvfp4Rules[] = {
+    {"out not NVFP4", [](Fc1Setup& s) { s.out.format = Fp4Format::kMXFP4; }, "out.format"},
+    {"out row-major scales", [](Fc1Setup& s) { s.out.scale_layout = ScaleLayout::kRowMajor; }, "out.scale_layout"},
+    {"null out.data", [](Fc1Setup& s) { s.out.data = nullptr; }, "out.data"},
+    {"null out.scales", [](Fc1Setup& s) { s.out.scales = nullptr; }, "out.scales"},
+    {"null out.global_scale", [](Fc1Setup& s) { s.out.global_scale = nullptr; }, "out.global_scale"},
+    {"null encode_scale", [](Fc1Setup& s) { s.encode_scale = nullptr; }, "encode_scale"},
+    {"encode_scale misaligned", [](Fc1Setup& s) { s.encode_scale = shifted(s.encode, 2); }, "encode_scale"},
+    {"out.global_scale misaligned", [](Fc1Setup& s) { s.out.global_scale = shifted(s.out_global, 2); }, "out.global_scale"},
+    {"out rows differ from A", [](Fc1Setup& s) { s.out.rows = 3; }, "out.rows"},
+    {"out cols not E times I", [](Fc1Setup& s) { s.out.cols = Fc1Setup::kI; }, "out.cols"},
+    {"out grouped", [](Fc1Setup& s) { s.out.groups = 2; }, "out.groups"},
+    {"out.data overlaps a.data", [](Fc1Setup& s) { s.out.data = s.a_data; }, "out.data"},
+    {"out.data overlaps b.data", [](Fc1Setup& s) { s.out.data = s.b_data; }, "out.data"},
+    {"out.scales overlap a.scales", [](Fc1Setup& s) { s.out.scales = s.a_scales; }, "out.scales"},
+    {"out.scales overlap b.scales", [](Fc1Setup& s) { s.out.scales = s.b_scales; }, "out.scales"},
+};
+
+class Fc1SharedRule : public ::testing::TestWithParam<Fc1Rule> {};
+class Fc1Bf16Rule : public ::testing::TestWithParam<Fc1Rule> {};
+class Fc1Nvfp4Rule : public ::testing::TestWithParam<Fc1Rule> {};
+
+const auto kBf16Output = [](Fc1Setup& s) { s.run_bf16(); };
+const auto kNvfp4Output = [](Fc1Setup& s) { s.run_nvfp4(); };
+
+TEST_P(Fc1SharedRule, Bf16OutputRefusedBeforeAnyLaunch) { expect_fc1_refused(GetParam(), kBf16Output); }
+TEST_P(Fc1SharedRule, Nvfp4OutputRefusedBeforeAnyLaunch) { expect_fc1_refused(GetParam(), kNvfp4Output); }
+TEST_P(Fc1Bf16Rule, RefusedBeforeAnyLaunch) { expect_fc1_refused(GetParam(), kBf16Output); }
+TEST_P(Fc1Nvfp4Rule, RefusedBeforeAnyLaunch) { expect_fc1_refused(GetParam(), kNvfp4Output); }
+
+INSTANTIATE_TEST_SUITE_P(Rules, Fc1SharedRule, ::testing::ValuesIn(kFc1SharedRules), rule_name<Fc1Rule>);
+INSTANTIATE_TEST_SUITE_P(Rules, Fc1Bf16Rule, ::testing::ValuesIn(kFc1Bf16Rules), rule_name<Fc1Rule>);
+INSTANTIATE_TEST_SUITE_P(Rules, Fc1Nvfp4Rule, ::testing::ValuesIn(kFc1Nvfp4Rules), rule_name<Fc1Rule>);
+
+// A tile compiled without split-K (FC1's: its shapes fill the SMs with whole
+// tiles) refuses a fixed split.
+TEST(MoeRules, Fc1TileWithoutSplitKRefusesASplit) {
+  const kernels::KernelEntry* tile = nullptr;
+  for (const auto& e : kernels::kernel_registry())
+    if (e.layout == kernels::Layout::kMoeFc1 && e.format == Fp4Format::kNVFP4 && e.max_split_k == 1 && !e.stream_k)
+      tile = &e;
+  ASSERT_NE(tile, nullptr);
+  GemmTactic t = tile->tactic;
+  t.split_k = 2;
+  GemmOptions opt;
+  opt.tactic = &t;
+  Fc1Setup s;
+  try {
+    s.run_bf16(opt);
+    ADD_FAILURE() << "accepted " << t.name();
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "options.tactic") << e.what();
+    EXPECT_NE(std::string(e.what()).find("compiled without split-K"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(s.untouched());
 }
 
 TEST(MoeRules, RoutingAlphaRules) {
@@ -198,6 +365,8 @@ TEST(MoeRules, RoutingAlphaRules) {
   const Case cases[] = {
       {"null ids", [&] { moe_routing_alpha(nullptr, weights, 2, nullptr, alpha, nullptr); }, "topk_ids"},
       {"null weights", [&] { moe_routing_alpha(ids, nullptr, 2, nullptr, alpha, nullptr); }, "topk_weights"},
+      {"misaligned ids", [&] { moe_routing_alpha(shifted(ids, 2), weights, 2, nullptr, alpha, nullptr); }, "topk_ids"},
+      {"misaligned weights", [&] { moe_routing_alpha(ids, shifted(weights, 2), 2, nullptr, alpha, nullptr); }, "topk_weights"},
       {"top_k zero", [&] { moe_routing_alpha(ids, weights, 0, nullptr, alpha, nullptr); }, "top_k"},
       {"misaligned scale",
        [&] { moe_routing_alpha(ids, weights, 2, reinterpret_cast<const float*>(reinterpret_cast<const char*>(weights) + 1), alpha, nullptr); },
@@ -216,6 +385,27 @@ TEST(MoeRules, RoutingAlphaRules) {
          moe_routing_alpha(ids, weights, 2, nullptr, v, nullptr);
        },
        "alpha.col_stride"},
+      {"alpha negative rows",
+       [&] {
+         MatrixView v = alpha;
+         v.rows = -1;
+         moe_routing_alpha(ids, weights, 2, nullptr, v, nullptr);
+       },
+       "alpha.rows"},
+      {"alpha rows past 32 bits",
+       [&] {
+         MatrixView v = alpha;
+         v.rows = std::int64_t(1) << 31;
+         moe_routing_alpha(ids, weights, 2, nullptr, v, nullptr);
+       },
+       "alpha"},
+      {"alpha cols past 32 bits",
+       [&] {
+         MatrixView v = alpha;
+         v.cols = std::int64_t(1) << 31;
+         moe_routing_alpha(ids, weights, 2, nullptr, v, nullptr);
+       },
+       "alpha"},
   };
   for (const Case& c : cases) {
     try {

@@ -5,7 +5,9 @@
 // (or a crash) instead of the expected InvalidArgument.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
+#include <utility>
 
 #include "fp4moe/error.hpp"
 #include "fp4moe/quantize.hpp"
@@ -48,6 +50,7 @@ struct Rule {
   Fp4Format format;
   std::function<void(QuantizeSetup&, const float*&)> breaks;
   const char* argument;  // expected InvalidArgument::argument()
+  const char* words = nullptr;  // where set, in the message too (rules that share an argument)
 };
 
 const Rule kQuantizeRules[] = {
@@ -60,7 +63,9 @@ const Rule kQuantizeRules[] = {
     {"zero cols", Fp4Format::kNVFP4, [](QuantizeSetup& s, const float*&) { s.dst.cols = 0; }, "dst.cols"},
     {"cols off nvfp4 block", Fp4Format::kNVFP4, [](QuantizeSetup& s, const float*&) { s.dst.cols = s.src.cols = 40; }, "dst.cols"},
     {"cols off mxfp4 block", Fp4Format::kMXFP4, [](QuantizeSetup& s, const float*&) { s.dst.cols = s.src.cols = 48; }, "dst.cols"},
-    {"too large", Fp4Format::kNVFP4, [](QuantizeSetup& s, const float*&) { s.dst.rows = s.src.rows = std::int64_t(1) << 35; }, "dst"},
+    {"too large", Fp4Format::kNVFP4, [](QuantizeSetup& s, const float*&) { s.dst.rows = s.src.rows = std::int64_t(1) << 35; }, "dst", "2^40"},
+    // 2^31 blocks of 16, within 2^40 elements and (on the GPU) 2^32 scale bytes.
+    {"blocks past 31 bits", Fp4Format::kNVFP4, [](QuantizeSetup& s, const float*&) { s.dst.rows = s.src.rows = std::int64_t(1) << 29; }, "dst", "rows*cols/block"},
     {"nvfp4 without global", Fp4Format::kNVFP4, [](QuantizeSetup& s, const float*&) { s.dst.global_scale = nullptr; }, "dst.global_scale"},
     {"mxfp4 with global", Fp4Format::kMXFP4, [](QuantizeSetup& s, const float*&) { s.dst.global_scale = s.global; }, "dst.global_scale"},
     {"null src", Fp4Format::kNVFP4, [](QuantizeSetup& s, const float*&) { s.src.data = nullptr; }, "src.data"},
@@ -92,6 +97,9 @@ TEST_P(QuantizeRule, CpuEntryPointRefusesAndWritesNothing) {
   } catch (const InvalidArgument& e) {
     EXPECT_EQ(e.argument(), rule.argument) << e.what();
     EXPECT_NE(std::string(e.what()).find(rule.argument), std::string::npos);
+    if (rule.words) {
+      EXPECT_NE(std::string(e.what()).find(rule.words), std::string::npos) << e.what();
+    }
   }
   EXPECT_TRUE(s.outputs_untouched()) << rule.name;
 }
@@ -101,7 +109,15 @@ TEST_P(QuantizeRule, GpuEntryPointRefusesBeforeAnyLaunch) {
   QuantizeSetup s(rule.format);
   const float* encode = nullptr;
   rule.breaks(s, encode);
-  EXPECT_THROW(quantize(s.src, s.dst, nullptr, encode), InvalidArgument) << rule.name;
+  try {
+    quantize(s.src, s.dst, nullptr, encode);
+    FAIL() << "accepted: " << rule.name;
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), rule.argument) << e.what();
+    if (rule.words) {
+      EXPECT_NE(std::string(e.what()).find(rule.words), std::string::npos) << e.what();
+    }
+  }
   EXPECT_TRUE(s.outputs_untouched()) << rule.name;
 }
 
@@ -166,12 +182,22 @@ TEST(QuantizeRules, GpuEntryPointLimits) {
 }
 
 TEST(QuantizeRules, NamedEntryPointsCheckTheFormat) {
-  QuantizeSetup s(Fp4Format::kMXFP4);
-  EXPECT_THROW(cpu::quantize_nvfp4(s.src, s.dst), InvalidArgument);
-  QuantizeSetup t(Fp4Format::kNVFP4);
-  EXPECT_THROW(cpu::quantize_mxfp4(t.src, t.dst), InvalidArgument);
-  EXPECT_THROW(quantize_mxfp4(t.src, t.dst, nullptr), InvalidArgument);
-  EXPECT_TRUE(s.outputs_untouched() && t.outputs_untouched());
+  QuantizeSetup mx(Fp4Format::kMXFP4), nv(Fp4Format::kNVFP4);
+  const std::pair<const char*, std::function<void()>> calls[] = {
+      {"cpu::quantize_nvfp4 of MXFP4", [&] { cpu::quantize_nvfp4(mx.src, mx.dst); }},
+      {"quantize_nvfp4 of MXFP4", [&] { quantize_nvfp4(mx.src, mx.dst, nullptr); }},
+      {"cpu::quantize_mxfp4 of NVFP4", [&] { cpu::quantize_mxfp4(nv.src, nv.dst); }},
+      {"quantize_mxfp4 of NVFP4", [&] { quantize_mxfp4(nv.src, nv.dst, nullptr); }},
+  };
+  for (const auto& [name, call] : calls) {
+    try {
+      call();
+      ADD_FAILURE() << "accepted: " << name;
+    } catch (const InvalidArgument& e) {
+      EXPECT_EQ(e.argument(), "dst.format") << name << ": " << e.what();
+    }
+  }
+  EXPECT_TRUE(mx.outputs_untouched() && nv.outputs_untouched());
 }
 
 TEST(DequantizeRules, EachRuleRefusesAndWritesNothing) {
@@ -203,6 +229,20 @@ TEST(DequantizeRules, EachRuleRefusesAndWritesNothing) {
     EXPECT_THROW(dequantize(t, m, nullptr), InvalidArgument) << c.arg;
     EXPECT_TRUE(untouched()) << c.arg;
   }
+}
+
+// The GPU kernels store 16-byte vectors; the CPU loops take any alignment.
+TEST(DequantizeRules, GpuEntryPointNeedsSixteenByteAlignedOutput) {
+  QuantizeSetup s(Fp4Format::kNVFP4);
+  alignas(16) float out[4 * 64 + 4];
+  std::fill(std::begin(out), std::end(out), 3.0f);
+  try {
+    dequantize(s.dst, MatrixView{out + 1, DType::kFP32, 4, 64}, nullptr);
+    ADD_FAILURE() << "accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "dst.data") << e.what();
+  }
+  EXPECT_TRUE(std::all_of(std::begin(out), std::end(out), [](float v) { return v == 3.0f; }));
 }
 
 TEST(ConvertScaleLayoutRules, EachRuleRefusesAndWritesNothing) {
@@ -264,22 +304,36 @@ TEST(GpuGroupRules, EveryGpuEntryPointTakesAtMost65535Groups) {
   EXPECT_TRUE(std::all_of(std::begin(out), std::end(out), [](float v) { return v == 3.0f; }));
 }
 
-TEST(ComputeAmaxRules, RefusesNullOutputAndRaggedVectors) {
+TEST(ComputeAmaxRules, EachRuleRefusesAndWritesNothing) {
   alignas(16) float in[64] = {};
-  MatrixView m{in, DType::kFP32, 2, 32};
-  try {
-    compute_amax(m, nullptr, nullptr);
-    FAIL();
-  } catch (const InvalidArgument& e) {
-    EXPECT_EQ(e.argument(), "amax");
-  }
   float out = 5;
-  MatrixView ragged{in, DType::kFP32, 2, 30};
-  try {
-    compute_amax(ragged, &out, nullptr);
-    FAIL();
-  } catch (const InvalidArgument& e) {
-    EXPECT_EQ(e.argument(), "src.cols");
+  const MatrixView m{in, DType::kFP32, 2, 32};
+  auto with = [&](const std::function<void(MatrixView&)>& f) {
+    MatrixView v = m;
+    f(v);
+    return v;
+  };
+  struct Case {
+    const char* name;
+    std::function<void()> call;
+    const char* argument;
+  };
+  const Case cases[] = {
+      {"null amax", [&] { compute_amax(m, nullptr, nullptr); }, "amax"},
+      {"zero groups", [&] { compute_amax(with([](MatrixView& v) { v.groups = 0; }), &out, nullptr); }, "src.groups"},
+      {"negative rows", [&] { compute_amax(with([](MatrixView& v) { v.rows = -1; }), &out, nullptr); }, "src.rows"},
+      {"zero cols", [&] { compute_amax(with([](MatrixView& v) { v.cols = 0; }), &out, nullptr); }, "src.cols"},
+      {"ragged vectors", [&] { compute_amax(with([](MatrixView& v) { v.cols = 30; }), &out, nullptr); }, "src.cols"},
+      // The CPU version returns one amax.
+      {"cpu grouped", [&] { out = cpu::compute_amax(with([](MatrixView& v) { v.groups = 2; })); }, "src.groups"},
+  };
+  for (const Case& c : cases) {
+    try {
+      c.call();
+      ADD_FAILURE() << "accepted: " << c.name;
+    } catch (const InvalidArgument& e) {
+      EXPECT_EQ(e.argument(), c.argument) << c.name << ": " << e.what();
+    }
   }
   EXPECT_EQ(out, 5);
 }

@@ -114,6 +114,21 @@ TEST(WeightPrepack, RulesRefuseAndWriteNothing) {
   EXPECT_THROW(prepack_weights(s.w, s.out, nullptr), InvalidArgument);
 }
 
+// The GPU kernel stores 16-byte vectors; the CPU loop takes any alignment.
+TEST(WeightPrepack, GpuEntryPointNeedsSixteenByteAlignedDestination) {
+  PrepackSetup s;
+  alignas(16) std::uint8_t dst[4 * 32 + 16];
+  std::fill(std::begin(dst), std::end(dst), 0x5a);
+  try {
+    prepack_weights(s.w, dst + 4, nullptr);
+    ADD_FAILURE() << "accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), "dst_data") << e.what();
+    EXPECT_NE(std::string(e.what()).find("aligned"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(std::all_of(std::begin(dst), std::end(dst), [](std::uint8_t b) { return b == 0x5a; }));
+}
+
 TEST(WeightPrepack, OtherEntryPointsRefusePrepackedTensors) {
   PrepackSetup s;
   s.w.prepacked = true;

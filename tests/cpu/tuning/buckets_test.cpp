@@ -87,6 +87,14 @@ TEST(Buckets, MaximumMustBeAMultipleOf128) {
   } catch (const InvalidArgument& e) {
     EXPECT_EQ(e.argument(), "max_m");
   }
+  for (std::int64_t max_m : {std::int64_t(1000), std::int64_t(0)}) {  // not a multiple of 128; below 128
+    try {
+      tuning_buckets(1, 8, max_m);
+      ADD_FAILURE() << "accepted max_m " << max_m;
+    } catch (const InvalidArgument& e) {
+      EXPECT_EQ(e.argument(), "max_m") << e.what();
+    }
+  }
   try {
     tuning_buckets(10, 5);
     FAIL();
