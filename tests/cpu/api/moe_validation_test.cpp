@@ -10,6 +10,7 @@
 #include <functional>
 #include <string>
 
+#include "support/refusal_cases.hpp"
 #include "fp4moe/error.hpp"
 #include "fp4moe/moe.hpp"
 #include "kernels/sm90/gemm_registry.hpp"
@@ -31,6 +32,20 @@ std::string rule_name(const ::testing::TestParamInfo<R>& info) {
   return n;
 }
 
+/// A valid NVFP4 operand with 128x4-tiled scales over the given buffers.
+Fp4Tensor nvfp4_operand(void* data, void* scales, float* global, std::int64_t rows, std::int64_t cols,
+                        std::int64_t groups = 1) {
+  Fp4Tensor t;
+  t.data = data;
+  t.scales = scales;
+  t.global_scale = global;
+  t.scale_layout = ScaleLayout::kTiled128x4;
+  t.rows = rows;
+  t.cols = cols;
+  t.groups = groups;
+  return t;
+}
+
 /// A valid NVFP4 FC2 problem: M = 4 tokens, E = 2 experts of W = 128, N = 8.
 struct Fc2Setup {
   static constexpr int kM = 4, kE = 2, kW = 128, kK = kE * kW, kN = 8;
@@ -47,17 +62,8 @@ struct Fc2Setup {
   MatrixView alpha, d;
   Fc2Setup() {
     std::fill(std::begin(out), std::end(out), 7.0f);
-    a.data = a_data;
-    a.scales = a_scales;
-    a.global_scale = ga;
-    a.scale_layout = ScaleLayout::kTiled128x4;
-    a.rows = kM;
-    a.cols = kK;
-    b = a;
-    b.data = b_data;
-    b.scales = b_scales;
-    b.global_scale = gb;
-    b.rows = kN;
+    a = nvfp4_operand(a_data, a_scales, ga, kM, kK);
+    b = nvfp4_operand(b_data, b_scales, gb, kN, kK);
     alpha = MatrixView{alpha_data, DType::kFP32, kM, kE};
     d = MatrixView{out, DType::kFP32, kM, kN};
   }
@@ -231,23 +237,9 @@ struct Fc1Setup {
     std::fill(std::begin(d_data), std::end(d_data), 0x5a5a);
     std::fill(std::begin(out_data), std::end(out_data), 0x5a);
     std::fill(std::begin(out_scales), std::end(out_scales), 0x5a);
-    a.data = a_data;
-    a.scales = a_scales;
-    a.global_scale = ga;
-    a.scale_layout = ScaleLayout::kTiled128x4;
-    a.rows = kM;
-    a.cols = kK;
-    b = a;
-    b.data = b_data;
-    b.scales = b_scales;
-    b.global_scale = gb;
-    b.rows = 2 * kI;
-    b.groups = kE;
-    out = a;
-    out.data = out_data;
-    out.scales = out_scales;
-    out.global_scale = out_global;
-    out.cols = kN;
+    a = nvfp4_operand(a_data, a_scales, ga, kM, kK);
+    b = nvfp4_operand(b_data, b_scales, gb, 2 * kI, kK, kE);
+    out = nvfp4_operand(out_data, out_scales, out_global, kM, kN);
     d = MatrixView{d_data, DType::kBF16, kM, kN};
   }
   void run_bf16(const GemmOptions& opt = {}) { moe_dense_fc1_swiglu(a, b, expert_scale, d, nullptr, opt); }
@@ -357,12 +349,15 @@ TEST(MoeRules, RoutingAlphaRules) {
   alignas(16) float alpha_data[16];
   std::fill(std::begin(alpha_data), std::end(alpha_data), 7.0f);
   const MatrixView alpha{alpha_data, DType::kFP32, 4, 4};
-  struct Case {
-    const char* name;
-    std::function<void()> call;
-    const char* argument;
+  // The call with alpha changed by `change`.
+  auto with_alpha = [&](void (*change)(MatrixView&)) {
+    return [&, change] {
+      MatrixView v = alpha;
+      change(v);
+      moe_routing_alpha(ids, weights, 2, nullptr, v, nullptr);
+    };
   };
-  const Case cases[] = {
+  test::expect_each_refused({
       {"null ids", [&] { moe_routing_alpha(nullptr, weights, 2, nullptr, alpha, nullptr); }, "topk_ids"},
       {"null weights", [&] { moe_routing_alpha(ids, nullptr, 2, nullptr, alpha, nullptr); }, "topk_weights"},
       {"misaligned ids", [&] { moe_routing_alpha(shifted(ids, 2), weights, 2, nullptr, alpha, nullptr); }, "topk_ids"},
@@ -371,50 +366,12 @@ TEST(MoeRules, RoutingAlphaRules) {
       {"misaligned scale",
        [&] { moe_routing_alpha(ids, weights, 2, reinterpret_cast<const float*>(reinterpret_cast<const char*>(weights) + 1), alpha, nullptr); },
        "expert_scale"},
-      {"alpha not FP32",
-       [&] {
-         MatrixView v = alpha;
-         v.dtype = DType::kBF16;
-         moe_routing_alpha(ids, weights, 2, nullptr, v, nullptr);
-       },
-       "alpha.dtype"},
-      {"alpha zero column stride",
-       [&] {
-         MatrixView v = alpha;
-         v.col_stride = 0;
-         moe_routing_alpha(ids, weights, 2, nullptr, v, nullptr);
-       },
-       "alpha.col_stride"},
-      {"alpha negative rows",
-       [&] {
-         MatrixView v = alpha;
-         v.rows = -1;
-         moe_routing_alpha(ids, weights, 2, nullptr, v, nullptr);
-       },
-       "alpha.rows"},
-      {"alpha rows past 32 bits",
-       [&] {
-         MatrixView v = alpha;
-         v.rows = std::int64_t(1) << 31;
-         moe_routing_alpha(ids, weights, 2, nullptr, v, nullptr);
-       },
-       "alpha"},
-      {"alpha cols past 32 bits",
-       [&] {
-         MatrixView v = alpha;
-         v.cols = std::int64_t(1) << 31;
-         moe_routing_alpha(ids, weights, 2, nullptr, v, nullptr);
-       },
-       "alpha"},
-  };
-  for (const Case& c : cases) {
-    try {
-      c.call();
-      ADD_FAILURE() << "accepted: " << c.name;
-    } catch (const InvalidArgument& e) {
-      EXPECT_EQ(e.argument(), c.argument) << c.name << ": " << e.what();
-    }
-  }
+      {"alpha not FP32", with_alpha([](MatrixView& v) { v.dtype = DType::kBF16; }), "alpha.dtype"},
+      {"alpha zero column stride", with_alpha([](MatrixView& v) { v.col_stride = 0; }), "alpha.col_stride"},
+      {"alpha negative rows", with_alpha([](MatrixView& v) { v.rows = -1; }), "alpha.rows"},
+      {"alpha rows past 32 bits", with_alpha([](MatrixView& v) { v.rows = std::int64_t(1) << 31; }), "alpha"},
+      {"alpha cols past 32 bits", with_alpha([](MatrixView& v) { v.cols = std::int64_t(1) << 31; }), "alpha"},
+  });
   EXPECT_TRUE(std::all_of(std::begin(alpha_data), std::end(alpha_data), [](float v) { return v == 7.0f; }));
 }
 

@@ -9,6 +9,7 @@
 #include <functional>
 #include <utility>
 
+#include "support/refusal_cases.hpp"
 #include "fp4moe/error.hpp"
 #include "fp4moe/quantize.hpp"
 #include "support/test_support.hpp"
@@ -313,12 +314,7 @@ TEST(ComputeAmaxRules, EachRuleRefusesAndWritesNothing) {
     f(v);
     return v;
   };
-  struct Case {
-    const char* name;
-    std::function<void()> call;
-    const char* argument;
-  };
-  const Case cases[] = {
+  test::expect_each_refused({
       {"null amax", [&] { compute_amax(m, nullptr, nullptr); }, "amax"},
       {"zero groups", [&] { compute_amax(with([](MatrixView& v) { v.groups = 0; }), &out, nullptr); }, "src.groups"},
       {"negative rows", [&] { compute_amax(with([](MatrixView& v) { v.rows = -1; }), &out, nullptr); }, "src.rows"},
@@ -326,15 +322,7 @@ TEST(ComputeAmaxRules, EachRuleRefusesAndWritesNothing) {
       {"ragged vectors", [&] { compute_amax(with([](MatrixView& v) { v.cols = 30; }), &out, nullptr); }, "src.cols"},
       // The CPU version returns one amax.
       {"cpu grouped", [&] { out = cpu::compute_amax(with([](MatrixView& v) { v.groups = 2; })); }, "src.groups"},
-  };
-  for (const Case& c : cases) {
-    try {
-      c.call();
-      ADD_FAILURE() << "accepted: " << c.name;
-    } catch (const InvalidArgument& e) {
-      EXPECT_EQ(e.argument(), c.argument) << c.name << ": " << e.what();
-    }
-  }
+  });
   EXPECT_EQ(out, 5);
 }
 
