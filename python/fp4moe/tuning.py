@@ -246,7 +246,8 @@ def parse_shape_list(text: str, *, name: str = "shapes", max_m: int = DEFAULT_MA
 
 def read_shape_list(path, *, max_m: int = DEFAULT_MAX_M) -> List[TuneShape]:
     """parse_shape_list() of a file (named by its path in messages)."""
-    _path_bytes("read_shape_list", "path", path)
+    if not isinstance(path, (str, os.PathLike)):  # (None, which _path_bytes allows elsewhere, names no file)
+        raise invalid_argument("read_shape_list", "path", "must be a str or an os.PathLike", type(path).__name__)
     with open(path, encoding="utf-8") as f:
         return parse_shape_list(f.read(), name=os.fspath(path), max_m=max_m)
 

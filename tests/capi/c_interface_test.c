@@ -1,18 +1,139 @@
 /* The C interface used from C (not C++): the header compiles as C99, the
  * library links and loads, and a refused call reports its status and the
- * library's message. Runs without a GPU (label cpu). */
+ * library's message; the checks the C layer itself makes (null outputs,
+ * negative sizes, enum codes) are each provoked. Runs without a GPU (label
+ * cpu). */
 #include <stdio.h>
 #include <string.h>
 
 #include "fp4moe/fp4moe_c.h"
 
+static int checks = 0;
 static int failures = 0;
 
 static void expect(int ok, const char* what) {
+  ++checks;
   if (!ok) {
     fprintf(stderr, "FAILED: %s\n", what);
     ++failures;
   }
+}
+
+/* A call refused as an invalid argument with exactly `message` as the last error. */
+static void expect_refused(fp4moe_status s, const char* message) {
+  const int ok = s == FP4MOE_ERROR_INVALID_ARGUMENT && strcmp(fp4moe_last_error(), message) == 0;
+  expect(ok, message);
+  if (!ok) fprintf(stderr, "  got status %d, last error \"%s\"\n", (int)s, fp4moe_last_error());
+}
+
+/* The C-side checks of fp4moe_gemm_tactics and fp4moe_tactic_name (capi_tactics.cpp). */
+static void tactic_arguments(void) {
+  int32_t count = -7;
+  fp4moe_tactic t;
+  char name[64];
+  expect_refused(fp4moe_gemm_tactics(FP4MOE_FORMAT_NVFP4, FP4MOE_LAYOUT_DENSE, NULL, 0, NULL),
+                 "gemm_tactics: argument 'count': must not be null");
+  expect_refused(fp4moe_gemm_tactics(FP4MOE_FORMAT_NVFP4, FP4MOE_LAYOUT_DENSE, &t, -1, &count),
+                 "gemm_tactics: argument 'capacity': must not be negative (got -1)");
+  expect_refused(fp4moe_gemm_tactics(FP4MOE_FORMAT_NVFP4, FP4MOE_LAYOUT_DENSE, NULL, 1, &count),
+                 "gemm_tactics: argument 'out': must not be null when capacity is positive");
+  expect(count == -7, "a refused gemm_tactics writes no count");
+  expect(fp4moe_gemm_tactics(FP4MOE_FORMAT_NVFP4, FP4MOE_LAYOUT_DENSE, &t, 1, &count) == FP4MOE_OK, "a tactic to name");
+  expect_refused(fp4moe_tactic_name(NULL, name, (int32_t)sizeof name),
+                 "tactic_name: argument 'tactic': must not be null");
+  expect_refused(fp4moe_tactic_name(&t, NULL, 8), "tactic_name: argument 'buf': must not be null");
+  name[0] = 'x';
+  expect_refused(fp4moe_tactic_name(&t, name, 0), "tactic_name: argument 'size': must be positive (got 0)");
+  expect(name[0] == 'x', "a refused tactic_name writes nothing");
+}
+
+/* The C-side checks of the tuning functions (capi_tuning.cpp); each is made
+ * before anything touches a GPU or the cache file. */
+static void tuning_arguments(void) {
+  const fp4moe_tune_shape shape = {FP4MOE_LAYOUT_DENSE, FP4MOE_FORMAT_NVFP4, FP4MOE_OUTPUT_BF16, 0, 64, 256, 256, 1, 0};
+  fp4moe_tactic tactic;
+  int32_t found = -7;
+  expect_refused(fp4moe_cached_tactic(NULL, &tactic, &found),
+                 "cached_tactic: argument 'shape': must not be null (the fp4moe_tune_shape descriptor)");
+  expect_refused(fp4moe_cached_tactic(&shape, NULL, &found), "cached_tactic: argument 'tactic': must not be null");
+  expect_refused(fp4moe_cached_tactic(&shape, &tactic, NULL), "cached_tactic: argument 'found': must not be null");
+  expect(found == -7, "a refused cached_tactic writes nothing");
+
+  /* Strings out through (buf, size, *length): the same rules for each function. */
+  char buf[8];
+  int64_t length = -7;
+  expect_refused(fp4moe_tuning_cache_path(buf, (int64_t)sizeof buf, NULL),
+                 "tuning_cache_path: argument 'length': must not be null");
+  expect_refused(fp4moe_tuning_cache_path(buf, -1, &length),
+                 "tuning_cache_path: argument 'size': must not be negative (got -1)");
+  expect_refused(fp4moe_tactic_space_version(buf, (int64_t)sizeof buf, NULL),
+                 "tactic_space_version: argument 'length': must not be null");
+  expect_refused(fp4moe_tactic_space_version(buf, -1, &length),
+                 "tactic_space_version: argument 'size': must not be negative (got -1)");
+  /* describe_tuning_cache checks `length` before it reads the file, the rest after
+   * (a missing file is described, not refused). */
+  const char* missing = "/nonexistent/fp4moe-c-test/tuning.json";
+  expect_refused(fp4moe_describe_tuning_cache(missing, buf, (int64_t)sizeof buf, NULL),
+                 "describe_tuning_cache: argument 'length': must not be null");
+  expect_refused(fp4moe_describe_tuning_cache(missing, buf, -1, &length),
+                 "describe_tuning_cache: argument 'size': must not be negative (got -1)");
+  expect_refused(fp4moe_describe_tuning_cache(missing, NULL, 4, &length),
+                 "describe_tuning_cache: argument 'buf': must not be null when size is positive");
+  expect(length == -7, "a refused string copy writes no length");
+
+  expect_refused(fp4moe_tune_options_default(NULL), "tune_options_default: argument 'options': must not be null");
+  fp4moe_tune_options options;
+  expect(fp4moe_tune_options_default(&options) == FP4MOE_OK, "default tuning options");
+  options.write_cache = 2;
+  expect_refused(fp4moe_tune(&shape, 1, &options, NULL),
+                 "tune: argument 'options.write_cache': must be 0 or 1 (got 2)");
+
+  /* parse_shape_list; max_m only through C (the Python binding checks it first). */
+  const char* list = "dense nvfp4 bf16 m=64 n=256 k=256\n";
+  fp4moe_tune_shape shapes[2];
+  int32_t count = -7;
+  expect_refused(fp4moe_parse_shape_list(NULL, NULL, 0, shapes, 2, &count),
+                 "parse_shape_list: argument 'text': must not be null");
+  expect_refused(fp4moe_parse_shape_list(list, NULL, 0, shapes, 2, NULL),
+                 "parse_shape_list: argument 'count': must not be null");
+  expect_refused(fp4moe_parse_shape_list(list, NULL, 0, shapes, -1, &count),
+                 "parse_shape_list: argument 'capacity': must not be negative (got -1)");
+  expect_refused(fp4moe_parse_shape_list(list, NULL, 0, NULL, 1, &count),
+                 "parse_shape_list: argument 'out': must not be null when capacity is positive");
+  expect_refused(fp4moe_parse_shape_list(list, NULL, 1000, shapes, 2, &count),
+                 "parse_shape_list: argument 'max_m': must be 0 or a multiple of 128, at least 128 (got 1000)");
+  /* A multiple of 128 that is not at least 128. */
+  expect_refused(fp4moe_parse_shape_list(list, NULL, -128, shapes, 2, &count),
+                 "parse_shape_list: argument 'max_m': must be 0 or a multiple of 128, at least 128 (got -128)");
+  expect(count == -7, "a refused parse_shape_list writes no count");
+
+  expect_refused(fp4moe_tuning_bucket(5, 8192, NULL), "tuning_bucket: argument 'bucket': must not be null");
+  expect_refused(fp4moe_load_tuning_cache(NULL), "load_tuning_cache: argument 'entries': must not be null");
+}
+
+/* Scale-layout codes (capi_views.cpp): each converter's src_layout and dst_layout, and
+ * a descriptor's .scale_layout. */
+static void scale_layout_codes(void) {
+  unsigned char src[4] = {1, 2, 3, 4}, dst[4] = {0, 0, 0, 0};
+  expect_refused(fp4moe_convert_scale_layout(src, 9, dst, FP4MOE_SCALES_TILED_128X4, 1, 4, 1, NULL),
+                 "convert_scale_layout: argument 'src_layout': must be FP4MOE_SCALES_ROW_MAJOR (0) or "
+                 "FP4MOE_SCALES_TILED_128X4 (1) (got 9)");
+  expect_refused(fp4moe_cpu_convert_scale_layout(src, -1, dst, FP4MOE_SCALES_ROW_MAJOR, 1, 4, 1),
+                 "cpu::convert_scale_layout: argument 'src_layout': must be FP4MOE_SCALES_ROW_MAJOR (0) or "
+                 "FP4MOE_SCALES_TILED_128X4 (1) (got -1)");
+  expect_refused(fp4moe_cpu_convert_scale_layout(src, FP4MOE_SCALES_ROW_MAJOR, dst, 2, 1, 4, 1),
+                 "cpu::convert_scale_layout: argument 'dst_layout': must be FP4MOE_SCALES_ROW_MAJOR (0) or "
+                 "FP4MOE_SCALES_TILED_128X4 (1) (got 2)");
+  expect(dst[0] == 0, "a refused conversion writes nothing");
+
+  /* A valid MXFP4 tensor but for its layout code. */
+  unsigned char data[16] = {0}, scale[1] = {127};
+  float back[32];
+  fp4moe_fp4_tensor t = {data, scale, NULL, FP4MOE_FORMAT_MXFP4, 5, 1, 32, 1, 0};
+  fp4moe_matrix out = {back, FP4MOE_DTYPE_FP32, 1, 32, 0, 1, 1, 0};
+  expect_refused(fp4moe_cpu_dequantize(&t, &out),
+                 "cpu::dequantize: argument 'src.scale_layout': must be FP4MOE_SCALES_ROW_MAJOR (0) or "
+                 "FP4MOE_SCALES_TILED_128X4 (1) (got 5)");
 }
 
 int main(void) {
@@ -92,6 +213,10 @@ int main(void) {
              strcmp(fp4moe_last_error(), "workspace_bytes: argument 'bytes': must not be null") == 0,
          "workspace_bytes refuses a null output");
 
-  printf("%d passed, %d failed\n", failures ? 0 : 1, failures ? 1 : 0);
+  tactic_arguments();
+  tuning_arguments();
+  scale_layout_codes();
+
+  printf("%d checks: %d passed, %d failed\n", checks, checks - failures, failures);
   return failures ? 1 : 0;
 }

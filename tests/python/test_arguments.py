@@ -8,14 +8,9 @@ torch = pytest.importorskip("torch")
 
 import fp4moe  # noqa: E402
 from fp4_reference import random_fp4  # noqa: E402
+from refusal import refuses  # noqa: E402
 
 NV, MX = fp4moe.NVFP4, fp4moe.MXFP4
-
-
-def refuses(function, argument, fragment=""):
-    """pytest.raises for an InvalidArgumentError of `function` naming `argument`."""
-    return pytest.raises(fp4moe.InvalidArgumentError,
-                         match=rf"^{function}: argument '{argument}': .*{fragment}")
 
 
 def test_errors_are_value_errors():

@@ -3,9 +3,11 @@ error path (status codes, verbatim messages, exception types) and the CPU
 quantizer reached through the raw C interface."""
 
 import ctypes
+import os
 import re
 import shutil
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -23,6 +25,58 @@ def test_versions_match_the_project():
     assert fp4moe.__version__ == version
     assert fp4moe.library_version() == version
     assert fp4moe.abi_version() == _capi.ABI_VERSION == 5
+
+
+def import_fp4moe(prelude="", **env):
+    """`import fp4moe` in a fresh interpreter after `prelude` (so a stand-in
+    library never reaches this process's fp4moe); the package found here, the
+    environment's FP4MOE_LIBRARY unless `env` overrides it. Returns stderr."""
+    package_root = str(Path(fp4moe.__file__).resolve().parents[1])
+    environment = dict(os.environ, **env)
+    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
+    done = subprocess.run([sys.executable, "-c", prelude + "\nimport fp4moe\n"], env=environment, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode != 0, "the import should have failed"
+    return done.stderr
+
+
+# The library as ctypes loads it but for one attribute: the real library is
+# loaded (nothing is built), then `hide` is hidden (a library older than the
+# package) or fp4moe_abi_version made to report `abi`.
+STAND_IN = """
+import ctypes
+PATH, HIDE, ABI = {path!r}, {hide!r}, {abi!r}
+class StandIn(ctypes.CDLL):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self._name == PATH and ABI is not None:
+            self.fp4moe_abi_version = lambda: ABI
+    def __getattr__(self, name):
+        if self._name == PATH and name == HIDE:
+            raise AttributeError(name)
+        return super().__getattr__(name)
+ctypes.CDLL = StandIn
+"""
+
+
+def test_a_library_without_a_function_is_refused_at_import():
+    path = str(_library.library_path())
+    stderr = import_fp4moe(STAND_IN.format(path=path, hide="fp4moe_tactic_space_version", abi=None))
+    assert (f"ImportError: fp4moe: {path} has no fp4moe_tactic_space_version: rebuild the library from the same "
+            "sources as this package") in stderr, stderr
+
+
+def test_a_library_of_another_abi_is_refused_at_import():
+    path = str(_library.library_path())
+    stderr = import_fp4moe(STAND_IN.format(path=path, hide=None, abi=_capi.ABI_VERSION - 1))
+    assert (f"ImportError: fp4moe: {path} has C ABI version {_capi.ABI_VERSION - 1}, this package needs "
+            f"{_capi.ABI_VERSION}") in stderr, stderr
+
+
+def test_a_missing_library_is_refused_at_import(tmp_path):
+    missing = tmp_path / "libfp4moe_c.so"
+    stderr = import_fp4moe(FP4MOE_LIBRARY=str(missing))
+    assert f"ImportError: fp4moe: {missing} not found." in stderr, stderr
 
 
 @pytest.mark.skipif(shutil.which("nm") is None, reason="needs nm (binutils)")

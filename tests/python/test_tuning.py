@@ -3,8 +3,10 @@ the cache lives (API over environment), listings of good, refused, corrupt and
 truncated cache files, and the refusal of bad arguments before any GPU work."""
 
 import ctypes
+import dataclasses
 import json
 import os
+import re
 
 import pytest
 
@@ -102,6 +104,9 @@ def test_shape_list_errors_name_the_line_and_the_rule(tmp_path):
     with pytest.raises(fp4moe.InvalidArgumentError) as err:
         fp4moe.read_shape_list(bad)
     assert str(err.value).startswith(f"parse_shape_list: argument 'text': {bad}:3: k must be a multiple of 32")
+    for path in (None, 7):  # (not a TypeError from open())
+        with pytest.raises(fp4moe.InvalidArgumentError, match="^read_shape_list: argument 'path': must be a str"):
+            fp4moe.read_shape_list(path)
     for line, rule in [("sparse nvfp4 bf16 m=1 n=256 k=256", "unknown op"),
                        ("dense nvfp4 bf16 m=9000 n=256 k=256", "max_m"),
                        ("masked nvfp4 bf16 m=8 n=256 k=256 groups=2 colour=red", "unknown key")]:
@@ -113,6 +118,16 @@ def test_shape_list_errors_name_the_line_and_the_rule(tmp_path):
     with pytest.raises(fp4moe.InvalidArgumentError, match="argument 'max_m': must fit 64 bits"):
         fp4moe.parse_shape_list("", max_m=2**64 + 1024)
     assert fp4moe.parse_shape_list("# nothing\n") == []
+
+
+def test_shape_list_text_and_name_are_str():
+    # Without these checks, .encode() would fail with an AttributeError.
+    with pytest.raises(fp4moe.InvalidArgumentError,
+                       match=r"^parse_shape_list: argument 'text': must be a str \(got bytes\)"):
+        fp4moe.parse_shape_list(b"dense nvfp4 bf16 m=64 n=256 k=256\n")
+    with pytest.raises(fp4moe.InvalidArgumentError,
+                       match=r"^parse_shape_list: argument 'name': must be a str \(got NoneType\)"):
+        fp4moe.parse_shape_list("", name=None)
 
 
 # --------------------------------------------------- where it lives ----
@@ -231,6 +246,37 @@ def test_tune_checks_everything_before_the_gpu():
         assert str(err.value).startswith(f"tune: argument '{argument}': "), (argument, str(err.value))
     with pytest.raises(fp4moe.InvalidArgumentError, match="argument 'shapes'"):
         fp4moe.tune([])
+
+
+def test_tune_refuses_in_the_binding_what_ctypes_would_wrap_or_refuse():
+    # Each with its rule: names the binding has no code for, and values the C
+    # fields would not hold (ctypes wraps a big int and refuses a float only
+    # with a TypeError). out="nvfp4" of a dense op, above, is the library's rule.
+    ok = fp4moe.TuneShape("dense", fp4moe.NVFP4, 64, 256, 256)
+    fc2 = fp4moe.TuneShape("moe_fc2", fp4moe.NVFP4, 64, 256, 0, groups=4, expert_width=128)
+    cases = [
+        ([ok, dataclasses.replace(ok, out="fp16")], {}, "shapes[1].out",
+         r"must be one of bf16, fp32, nvfp4 \(got 'fp16'\)"),
+        ([ok, dataclasses.replace(fc2, top_k=2**31)], {}, "shapes[1].top_k", "must fit 32 bits"),
+        (ok, {"warmup": 1.5}, "options.warmup", r"must be an int \(got 1.5\)"),
+        (ok, {"reps": "20"}, "options.reps", r"must be an int \(got '20'\)"),
+        (ok, {"max_m": 8192.0}, "options.max_m", r"must be an int \(got 8192.0\)"),
+    ]
+    cases += [([ok, dataclasses.replace(ok, **{field: 2**63})], {}, f"shapes[1].{field}", "must fit 64 bits")
+              for field in ("m", "n", "k", "groups", "expert_width")]
+    for shapes, options, argument, rule in cases:
+        with pytest.raises(fp4moe.InvalidArgumentError, match=rf"^tune: argument '{re.escape(argument)}': {rule}"):
+            fp4moe.tune(shapes, **options)
+
+
+def test_cached_tactic_checks_its_shape_before_the_gpu():
+    ok = fp4moe.TuneShape("dense", fp4moe.NVFP4, 64, 256, 256)
+    with pytest.raises(fp4moe.InvalidArgumentError,
+                       match=r"^cached_tactic: argument 'shape': must be a fp4moe.TuneShape"):
+        fp4moe.cached_tactic((64, 256, 256))
+    with pytest.raises(fp4moe.InvalidArgumentError,
+                       match=r"^cached_tactic: argument 'shape.out': must be one of bf16, fp32, nvfp4 \(got 'fp16'\)"):
+        fp4moe.cached_tactic(dataclasses.replace(ok, out="fp16"))
 
 
 def test_the_c_interface_refuses_bad_codes_and_pointers():
