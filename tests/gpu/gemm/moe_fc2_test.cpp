@@ -129,9 +129,14 @@ TEST_P(MoeFc2AllTactics, MatchesReference) {
   // The heuristic, then every compiled tile with split_k 1, 2, 4 and 8
   // (over whole experts; cases with fewer experts than slices run with
   // fewer) and stream-K (split_k 0).
+  // Under compute-sanitizer (past 520 s a format under racecheck, stop 68)
+  // the gather tiles are left to MoeFc2/GatherMultiStagePassesSmall, which
+  // runs each of them apart, and integer-valued data, which checks numbers,
+  // not code paths, is left out.
+  const bool sanitizer = test::under_sanitizer();
   std::vector<GemmTactic> tactics;
   for (const auto& e : kernels::kernel_registry())
-    if (e.format == format && e.layout == kernels::Layout::kMoeDense)
+    if (e.format == format && e.layout == kernels::Layout::kMoeDense && !(sanitizer && e.tactic.moe_gather))
       for (int split : {1, 2, 4, 8, 0}) {
         if (split > e.max_split_k || (split == 0 && !e.stream_k)) continue;
         GemmTactic t = e.tactic;
@@ -152,7 +157,7 @@ TEST_P(MoeFc2AllTactics, MatchesReference) {
   for (const GemmTactic* t : choices) {
     for (DType out : {DType::kFP32, DType::kBF16}) {
       for (Fp4Content content : {Fp4Content::kRandom, Fp4Content::kIntegerValued}) {
-        if (out == DType::kBF16 && content == Fp4Content::kIntegerValued) continue;
+        if (content == Fp4Content::kIntegerValued && (out == DType::kBF16 || sanitizer)) continue;
         for (AlphaKind kind : {AlphaKind::kDense, AlphaKind::kTopK}) {
           // The next shape whose W the tactic's stages divide (a stage
           // holds one expert's columns).
