@@ -17,8 +17,16 @@ __global__ void fill_bf16_kernel(__nv_bfloat16* p, std::int64_t n, std::uint64_t
   }
 }
 
+/// One 16-byte load: streaming (evict-first in L2) or L2-cached with the
+/// normal policy.
+template <bool kStreaming>
+__device__ __forceinline__ uint4 sweep_load(const uint4* p) {
+  return kStreaming ? __ldcs(p) : __ldcg(p);
+}
+
 /// Four independent 16-byte loads per thread per step keep enough bytes in
 /// flight to saturate HBM (a weaker sweep would flatter every fraction).
+template <bool kStreaming>
 __global__ void read_sweep_kernel(const uint4* __restrict__ p, std::int64_t n, unsigned* sink) {
   unsigned acc = 0;
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
@@ -26,12 +34,12 @@ __global__ void read_sweep_kernel(const uint4* __restrict__ p, std::int64_t n, u
   for (; i + 3 * stride < n; i += 4 * stride) {
     uint4 v[4];
 #pragma unroll
-    for (int u = 0; u < 4; ++u) v[u] = __ldcs(p + i + u * stride);
+    for (int u = 0; u < 4; ++u) v[u] = sweep_load<kStreaming>(p + i + u * stride);
 #pragma unroll
     for (int u = 0; u < 4; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
   }
   for (; i < n; i += stride) {
-    const uint4 v = __ldcs(p + i);
+    const uint4 v = sweep_load<kStreaming>(p + i);
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
   if (acc == 0x9e3779b9u) *sink = acc;  // practically never, but the compiler cannot know
@@ -47,10 +55,14 @@ void fill_random_bf16(void* p, std::int64_t n, std::uint64_t seed, float scale, 
   FP4MOE_CHECK_LAUNCH();
 }
 
-void read_sweep(const void* p, std::int64_t bytes, unsigned* sink, cudaStream_t s) {
+void read_sweep(const void* p, std::int64_t bytes, unsigned* sink, cudaStream_t s, SweepLoads loads) {
   const std::int64_t n = bytes / 16;
   const unsigned blocks = static_cast<unsigned>(current_device_sm_count() * 8);
-  read_sweep_kernel<<<blocks, 512, 0, s>>>(static_cast<const uint4*>(p), n, sink);
+  const auto* words = static_cast<const uint4*>(p);
+  if (loads == SweepLoads::kStreaming)
+    read_sweep_kernel<true><<<blocks, 512, 0, s>>>(words, n, sink);
+  else
+    read_sweep_kernel<false><<<blocks, 512, 0, s>>>(words, n, sink);
   FP4MOE_CHECK_LAUNCH();
 }
 

@@ -69,7 +69,9 @@ Profiler::~Profiler() {
 }
 
 void Profiler::evict_l2() const {
-  detail::read_sweep(flush_, static_cast<std::int64_t>(flush_bytes_), sink_, stream_);
+  // (Normal-policy loads: a streaming sweep's evict-first lines would push
+  // out little of what the last run left, docs/PERF.md stop 68.)
+  detail::read_sweep(flush_, static_cast<std::int64_t>(flush_bytes_), sink_, stream_, detail::SweepLoads::kEvicting);
 }
 
 ProfileStats Profiler::time(const StreamOp& op, const ProfileOptions& opt) const {
