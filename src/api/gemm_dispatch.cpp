@@ -1,6 +1,7 @@
 #include "api/gemm_dispatch.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "api/fp4_tensor_checks.hpp"
@@ -319,6 +320,9 @@ void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, c
   const LaunchLayout l = launch_layout(plan, p.m);
   p.split_slots = l.split_slots;
   p.gather_lead = l.gather_lead;
+  // (Held to the launch: another thread's growth frees the buffer it replaces.)
+  std::optional<WorkspaceHold> hold;
+  if (l.needs_workspace) hold.emplace();
   if (l.needs_workspace) {
     const SplitKWorkspace ws = split_k_workspace(stream, l.partial_floats, l.counters, l.scratch);
     p.split_partials = ws.partials;

@@ -155,6 +155,8 @@ void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alp
   const int tail = whole.source == detail::PlannedTactic::Source::kForced
                        ? 0
                        : tuning::moe_tail_tokens(tuning::problem_shape(call), whole.tactic, pl.block_tokens);
+  // Held from the first reservation to the last launch (common/split_k_workspace.hpp).
+  const detail::WorkspaceHold hold;
   if (tail == 0) {
     reserve_fc2(pl, a.rows, alpha.cols, expert_width, stream);
     run_fc2(pl, a, b, alpha, expert_width, d, stream);

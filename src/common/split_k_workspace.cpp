@@ -31,8 +31,32 @@ bool capturing(cudaStream_t stream) {
   return capture != cudaStreamCaptureStatusNone;
 }
 
-std::mutex& workspace_mutex() {
-  static std::mutex m;
+/// The stream's unique ID: the key of its buffers. Not the handle:
+/// cudaStreamPerThread is one handle for every thread's own stream, and a
+/// destroyed stream's handle may come back for a new one.
+unsigned long long stream_id(cudaStream_t stream) {
+  unsigned long long id = 0;
+  FP4MOE_CUDA_CHECK(cudaStreamGetId(stream, &id));
+  return id;
+}
+
+/// This thread in relaxed capture mode while it lives: a buffer made or
+/// freed for a stream that is not capturing must not fail (nor invalidate)
+/// another thread's capture in global mode, which prohibits cudaMalloc and
+/// cudaFree process-wide.
+class RelaxedCapture {
+ public:
+  RelaxedCapture() { FP4MOE_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode_)); }
+  ~RelaxedCapture() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+  RelaxedCapture(const RelaxedCapture&) = delete;
+  RelaxedCapture& operator=(const RelaxedCapture&) = delete;
+
+ private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
+};
+
+std::recursive_mutex& workspace_mutex() {
+  static std::recursive_mutex m;
   return m;
 }
 std::vector<void*>& kept_buffers() {  // outgrown buffers a captured graph may still use: never freed
@@ -43,8 +67,8 @@ std::vector<void*>& kept_buffers() {  // outgrown buffers a captured graph may s
 /// The buffers of one kind, by (device, stream); they live until
 /// release_workspace or the process's end. Use with the mutex held.
 template <int Kind, std::size_t kParts>
-std::map<std::tuple<int, cudaStream_t>, Buffer<kParts>>& buffers_of_kind() {
-  static std::map<std::tuple<int, cudaStream_t>, Buffer<kParts>> buffers;
+std::map<std::tuple<int, unsigned long long>, Buffer<kParts>>& buffers_of_kind() {
+  static std::map<std::tuple<int, unsigned long long>, Buffer<kParts>> buffers;
   return buffers;
 }
 // The two kinds: split-K's [counters | scratch | partials], and the gathered
@@ -56,7 +80,7 @@ constexpr std::size_t kSplitKParts = 3, kGatherParts = 1;
 /// bytes per part; returns each part's address. Call with the mutex held.
 template <int Kind, std::size_t kParts>
 std::array<char*, kParts> reserve(cudaStream_t stream, const std::array<std::size_t, kParts>& need, const char* who) {
-  Buffer<kParts>& b = buffers_of_kind<Kind, kParts>()[{current_device(), stream}];
+  Buffer<kParts>& b = buffers_of_kind<Kind, kParts>()[{current_device(), stream_id(stream)}];
   const bool under_capture = capturing(stream);
   bool short_of = false;
   for (std::size_t i = 0; i < kParts; ++i) short_of |= b.bytes[i] < align256(need[i]);
@@ -70,6 +94,7 @@ std::array<char*, kParts> reserve(cudaStream_t stream, const std::array<std::siz
     // 100+ GB). cudaFree waits for work still using the old one; a buffer a
     // graph was captured with stays allocated, since the graph replays with
     // its address.
+    const RelaxedCapture relaxed;
     std::array<std::size_t, kParts> want{};
     std::size_t total = 0;
     for (std::size_t i = 0; i < kParts; ++i) {
@@ -105,7 +130,7 @@ std::size_t total_bytes(const Buffer<kParts>& b) {
 template <int Kind, std::size_t kParts>
 std::size_t held(cudaStream_t stream) {
   auto& buffers = buffers_of_kind<Kind, kParts>();
-  const auto it = buffers.find({current_device(), stream});
+  const auto it = buffers.find({current_device(), stream_id(stream)});
   return it == buffers.end() ? 0 : total_bytes(it->second);
 }
 
@@ -115,7 +140,7 @@ std::size_t held(cudaStream_t stream) {
 template <int Kind, std::size_t kParts>
 std::size_t drop(cudaStream_t stream) {
   auto& buffers = buffers_of_kind<Kind, kParts>();
-  const auto it = buffers.find({current_device(), stream});
+  const auto it = buffers.find({current_device(), stream_id(stream)});
   if (it == buffers.end()) return 0;
   const Buffer<kParts> b = it->second;
   buffers.erase(it);
@@ -132,19 +157,22 @@ std::size_t drop(cudaStream_t stream) {
 
 SplitKWorkspace split_k_workspace(cudaStream_t stream, std::size_t partial_floats, std::size_t counters,
                                   std::size_t scratch) {
-  const std::lock_guard<std::mutex> lock(workspace_mutex());
+  const std::lock_guard<std::recursive_mutex> lock(workspace_mutex());
   // [counters | scratch | partials]
   const auto at = reserve<kSplitK, kSplitKParts>(stream, {counters * 4, scratch * 4, partial_floats * 4}, "split-K");
   return {reinterpret_cast<float*>(at[2]), reinterpret_cast<std::int32_t*>(at[0]), reinterpret_cast<std::int32_t*>(at[1])};
 }
 
 std::uint8_t* gather_workspace(cudaStream_t stream, std::size_t bytes) {
-  const std::lock_guard<std::mutex> lock(workspace_mutex());
+  const std::lock_guard<std::recursive_mutex> lock(workspace_mutex());
   return reinterpret_cast<std::uint8_t*>(reserve<kGather, kGatherParts>(stream, {bytes}, "moe_dense_fc2 (gathered)")[0]);
 }
 
+WorkspaceHold::WorkspaceHold() : lock_(workspace_mutex()) {}
+WorkspaceHold::~WorkspaceHold() = default;
+
 std::size_t workspace_bytes(cudaStream_t stream) {
-  const std::lock_guard<std::mutex> lock(workspace_mutex());
+  const std::lock_guard<std::recursive_mutex> lock(workspace_mutex());
   return held<kSplitK, kSplitKParts>(stream) + held<kGather, kGatherParts>(stream);
 }
 
@@ -155,8 +183,9 @@ std::size_t release_workspace(cudaStream_t stream) {
   // The buffers are this stream's alone: once its queued work is done,
   // nothing uses them (a captured graph's buffer is kept, in drop). The wait
   // comes before the lock, so other streams' calls do not wait for it.
+  const RelaxedCapture relaxed;  // (the wait and the frees, beside another thread's capture)
   FP4MOE_CUDA_CHECK(cudaStreamSynchronize(stream));
-  const std::lock_guard<std::mutex> lock(workspace_mutex());
+  const std::lock_guard<std::recursive_mutex> lock(workspace_mutex());
   return drop<kSplitK, kSplitKParts>(stream) + drop<kGather, kGatherParts>(stream);
 }
 

@@ -1,6 +1,8 @@
 // Device scratch for split-K, owned by the library so callers never allocate
 // or pre-zero anything: one buffer per (device, stream), so concurrent calls
-// on different streams never share partials.
+// on different streams never share partials. A stream is known by its ID
+// (cudaStreamGetId), not its handle: cudaStreamPerThread names a different
+// stream in every thread, and a destroyed stream's handle may come back.
 //
 // The buffer grows on demand, which allocates (and therefore synchronises):
 // the first split-K call on a stream, or one needing more than any before
@@ -21,8 +23,26 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 
 namespace fp4moe::detail {
+
+/// Held by a call from its first reservation to its last launch: growing a
+/// buffer frees the old one, and another thread's growth (of the same
+/// stream's buffer) must not come between a reservation and the launch that
+/// uses its address. (The workspace's one lock, recursive: the reservations
+/// inside take it again. Launches are asynchronous, so it is held for
+/// microseconds.)
+class WorkspaceHold {
+ public:
+  WorkspaceHold();
+  ~WorkspaceHold();
+  WorkspaceHold(const WorkspaceHold&) = delete;
+  WorkspaceHold& operator=(const WorkspaceHold&) = delete;
+
+ private:
+  std::unique_lock<std::recursive_mutex> lock_;
+};
 
 struct SplitKWorkspace {
   float* partials;
@@ -31,7 +51,8 @@ struct SplitKWorkspace {
 };
 
 /// At least `partial_floats` floats, `counters` zeroed counters and
-/// `scratch` integers for a call on `stream` of the current device.
+/// `scratch` integers for a call on `stream` of the current device. The
+/// address stays valid while the caller holds a WorkspaceHold taken before.
 SplitKWorkspace split_k_workspace(cudaStream_t stream, std::size_t partial_floats, std::size_t counters,
                                   std::size_t scratch = 0);
 

@@ -1,11 +1,14 @@
 // fp4moe/workspace.hpp on the GPU: what the split-K and gathered calls hold
 // for a stream is measured and released, later calls grow it again with the
 // same results, a graph keeps the buffer it was captured with, a stream
-// under capture is refused, and a growth refused under capture comes before
-// any launch.
+// under capture is refused, a growth refused under capture comes before
+// any launch, each thread's per-thread stream has its own buffer, and a
+// growth beside another thread's capture disturbs neither.
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "fp4moe/error.hpp"
@@ -169,6 +172,70 @@ TEST_F(Workspace, AGrowthRefusedDuringCaptureComesBeforeAnyLaunch) {
   EXPECT_TRUE(refused) << "the split-K buffer had to grow during capture";
   EXPECT_EQ(nodes, 0u) << "nothing may be launched before a reservation that can fail";
   EXPECT_EQ(workspace_bytes(s_), held);
+}
+
+// cudaStreamPerThread is one handle for a different stream in every thread:
+// the buffers go by the stream's ID, so one thread's split-K partials are
+// not another's (keyed by the handle, two threads' concurrent calls shared
+// partials and tile counters).
+TEST_F(Workspace, EachThreadsPerThreadStreamHasItsOwnBuffer) {
+  const GemmTactic split = split_tactic(2);
+  GemmOptions opt;
+  opt.tactic = &split;
+  const tuning::TuningProblem p({GemmOp::kDense, Fp4Format::kNVFP4, GemmOutput::kFP32, 64, 256, 2048, 1}, 6,
+                                cudaStreamPerThread);
+  std::size_t held_here = 0, seen_there = 1, held_there = 0;
+  release_workspace(cudaStreamPerThread);
+  p.run(opt, cudaStreamPerThread);
+  ASSERT_EQ(cudaStreamSynchronize(cudaStreamPerThread), cudaSuccess);
+  held_here = workspace_bytes(cudaStreamPerThread);
+  std::thread other([&] {
+    seen_there = workspace_bytes(cudaStreamPerThread);  // before its own call
+    p.run(opt, cudaStreamPerThread);
+    cudaStreamSynchronize(cudaStreamPerThread);
+    held_there = workspace_bytes(cudaStreamPerThread);
+    release_workspace(cudaStreamPerThread);
+  });
+  other.join();
+  EXPECT_GT(held_here, 0u);
+  EXPECT_EQ(seen_there, 0u) << "another thread's per-thread stream starts with no buffer";
+  EXPECT_EQ(held_there, held_here);
+  EXPECT_EQ(workspace_bytes(cudaStreamPerThread), held_here) << "the other thread's release left this one's";
+  release_workspace(cudaStreamPerThread);
+}
+
+// A global-mode capture forbids cudaMalloc and cudaFree in every thread
+// unless that thread relaxes it: a call that makes its stream's first
+// buffer beside another thread's capture must neither fail nor break it.
+TEST_F(Workspace, AGrowthBesideAnotherThreadsCaptureBreaksNeither) {
+  const GemmTactic split = split_tactic(2);
+  GemmOptions opt;
+  opt.tactic = &split;
+  const tuning::TuningProblem p({GemmOp::kDense, Fp4Format::kNVFP4, GemmOutput::kFP32, 64, 256, 2048, 1}, 7, s_);
+  cudaStream_t other = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamBeginCapture(s_, cudaStreamCaptureModeGlobal), cudaSuccess);
+  std::string error;
+  std::thread grower([&] {
+    try {
+      p.run(opt, other);  // the stream's first split-K call: cudaMalloc
+      {  // (the test's own wait, relaxed as the library's are)
+        cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+        cudaThreadExchangeStreamCaptureMode(&mode);
+        if (cudaStreamSynchronize(other) != cudaSuccess) error = "the call's kernels failed";
+        cudaThreadExchangeStreamCaptureMode(&mode);
+      }
+      release_workspace(other);  // cudaFree
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  });
+  grower.join();
+  cudaGraph_t graph = nullptr;
+  EXPECT_EQ(cudaStreamEndCapture(s_, &graph), cudaSuccess) << "the capture survived";
+  if (graph) cudaGraphDestroy(graph);
+  EXPECT_EQ(error, "");
+  test::destroy_stream(other);
 }
 
 TEST_F(Workspace, ReleaseIsRefusedWhileTheStreamCaptures) {
