@@ -20,6 +20,9 @@
 namespace fp4moe {
 
 /// Bytes the library holds for `stream` on the current device (0 if none).
+/// `stream` must be live (or a special handle: 0, cudaStreamLegacy,
+/// cudaStreamPerThread): it is known by its ID, which CUDA gives only for a
+/// live stream.
 std::size_t workspace_bytes(cudaStream_t stream);
 
 /// Waits for the work queued on `stream`, then frees the library's buffers
