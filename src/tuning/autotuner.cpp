@@ -131,6 +131,7 @@ TuneShape checked_shape(const TuneShape& in, std::size_t index, const TuneOption
   else
     c.require(s.out == GemmOutput::kBF16 || s.out == GemmOutput::kFP32, at + "out", "must be kBF16 or kFP32");
   c.positive(s.m, at + "m");
+  c.require(s.m <= kMax32, at + "m", "must fit 32-bit indexing", std::to_string(s.m));
   c.require(bucket_of(s.m, options.max_m) != 0, at + "m",
             "must be at most options.max_m = " + std::to_string(options.max_m) + " once rounded up to its bucket",
             std::to_string(s.m));
@@ -150,10 +151,13 @@ TuneShape checked_shape(const TuneShape& in, std::size_t index, const TuneOption
     case GemmOp::kMoeFc2:
     case GemmOp::kMoeFc1:
       c.positive(s.groups, at + "groups");
+      // (Bounded before the products below, which must not overflow.)
+      c.require(s.groups <= kMax32, at + "groups", "must fit 32-bit indexing", std::to_string(s.groups));
       break;
   }
   if (s.op == GemmOp::kMoeFc2) {
     c.positive(s.expert_width, at + "expert_width");
+    c.require(s.expert_width <= kMax32, at + "expert_width", "must fit 32-bit indexing", std::to_string(s.expert_width));
     c.multiple_of(s.expert_width, 128, at + "expert_width", "W must be whole 128-column pipeline stages");
     if (s.k == 0) s.k = s.groups * s.expert_width;
     c.require(s.k == s.groups * s.expert_width, at + "k", "must be 0 or groups*expert_width", std::to_string(s.k));

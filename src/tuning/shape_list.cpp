@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -64,7 +65,9 @@ std::vector<TuneShape> parse_line(const std::string& line, const TuneOptions& op
     } else if (key == "width") {
       s.expert_width = parse_int(v, key);
     } else if (key == "top_k") {
-      s.top_k = static_cast<int>(parse_int(v, key));
+      const std::int64_t top_k = parse_int(v, key);
+      if (top_k < 0 || top_k > std::numeric_limits<int>::max()) throw Error("top_k out of range (" + v + ")");
+      s.top_k = static_cast<int>(top_k);
     } else {
       throw Error("unknown key '" + key + "' (m, n, k, groups/experts, width, top_k)");
     }

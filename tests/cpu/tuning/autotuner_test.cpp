@@ -189,6 +189,8 @@ TEST(Autotuner, TuneRefusesBadArgumentsFirst) {
   bad_max.max_m = 100;
   TuneOptions small_max;
   small_max.max_m = 128;
+  TuneOptions huge_max;  // (m·groups past int64 was accepted: it wrapped to 0)
+  huge_max.max_m = std::int64_t(1) << 62;
   const Case cases[] = {
       {"reps", ok, bad_reps, "options.reps"},
       {"max_m", ok, bad_max, "options.max_m"},
@@ -209,6 +211,15 @@ TEST(Autotuner, TuneRefusesBadArgumentsFirst) {
       {"too many rows", with([](TuneShape& s) { s.n = std::int64_t(1) << 31; }), {}, "shapes[1].n"},
       {"masked groups", with([](TuneShape& s) { s.op = GemmOp::kMasked; s.groups = 0; }), {}, "shapes[1].groups"},
       {"32-bit rows", with([](TuneShape& s) { s.op = GemmOp::kMasked; s.groups = 1024; s.n = 1 << 22; }), {}, "shapes[1]"},
+      // Products that overflowed int64 and passed: experts x width, m x groups.
+      {"fc2 experts past 32 bits",
+       with([](TuneShape& s) { s.op = GemmOp::kMoeFc2; s.groups = (std::int64_t(1) << 57) + 1; s.expert_width = 128; s.k = 0; }), {},
+       "shapes[1].groups"},
+      {"fc2 width past 32 bits",
+       with([](TuneShape& s) { s.op = GemmOp::kMoeFc2; s.groups = 2; s.expert_width = std::int64_t(1) << 40; s.k = 0; }), {},
+       "shapes[1].expert_width"},
+      {"contiguous m past 32 bits", with([](TuneShape& s) { s.op = GemmOp::kContiguous; s.groups = 4; s.m = std::int64_t(1) << 62; }),
+       huge_max, "shapes[1].m"},
   };
   for (const Case& c : cases) {
     try {

@@ -72,6 +72,8 @@ TEST(ShapeList, ErrorsNameTheLineAndTheRule) {
       {"moe_fc1 nvfp4 bf16 experts=4 m=1 n=384 k=256", "2I"},
       {"masked nvfp4 bf16 groups=2000 m=1 n=256 k=256", "groups"},
       {"dense nvfp4 bf16 m=1 n=256 k=256 top_k=2", "top_k"},
+      // (It was narrowed to int unchecked: 2^32 + 2 became 2.)
+      {"moe_fc2 nvfp4 bf16 experts=4 width=128 m=1 n=256 top_k=4294967298", "top_k out of range"},
   };
   for (const auto& b : bad) {
     const std::string text = "# header\n\n" + std::string(b.line) + "\n";
