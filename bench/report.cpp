@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "bench/targets.hpp"
+#include "common/json.hpp"
 #include "fp4moe/error.hpp"
 
 namespace fp4moe::bench {
@@ -72,54 +73,43 @@ void print_rows(const std::vector<Row>& rows) {
   std::printf("\n");
 }
 
-namespace {
-
-std::string json_str(const std::string& s) {
-  std::ostringstream o;
-  o << '"';
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') o << '\\' << ch;
-    else if (static_cast<unsigned char>(ch) < 0x20) o << ' ';
-    else o << ch;
-  }
-  o << '"';
-  return o.str();
-}
-
-}  // namespace
-
 void write_json(const std::string& path, const RunInfo& info, const Ceilings& c, const std::vector<Row>& rows,
                 const std::vector<TargetCheck>& targets) {
+  // Through the library's JSON writer (common/json.hpp): escaped strings,
+  // locale-independent numbers that read back exactly, null where a number
+  // is not finite (a row whose time is 0).
+  json::Array row_values;
+  for (const Row& r : rows)
+    row_values.push_back(json::Object{
+        {"suite", r.suite}, {"name", r.name}, {"impl", r.impl}, {"tactic", r.tactic}, {"variant", r.variant},
+        {"median_us", r.time.median_us}, {"min_us", r.time.min_us}, {"max_us", r.time.max_us},
+        {"reps", double(r.time.reps)}, {"flops", r.flops}, {"bytes", r.bytes}, {"tflops", r.tflops()},
+        {"gbps", r.gbps()}, {"ceiling", ceiling_name(r.ceiling)}, {"fraction", r.fraction},
+        {"vs_cublas_bf16", r.vs_bf16}, {"vs_cublas_fp8", r.vs_fp8}});
+  json::Array target_values;
+  for (const TargetCheck& t : targets)
+    target_values.push_back(json::Object{{"target", t.target}, {"unit", t.unit}, {"rows", double(t.rows)},
+                                         {"met", double(t.met)}, {"min", t.lo}, {"max", t.hi}});
+  const json::Object doc{
+      {"device", info.device},
+      {"sm_count", double(info.sm_count)},
+      {"commit", info.commit},
+      {"date", info.date},
+      {"timing", json::Object{{"reps", double(info.timing.reps)},
+                              {"warmup", double(info.timing.warmup)},
+                              {"cold_l2", info.timing.cold_l2}}},
+      {"data", json::Object{{"wide_weight_scales", info.data.wide_weight_scales},
+                            {"moe_width", double(info.data.moe_width)}}},
+      {"ceilings", json::Object{{"read_gbps", c.read_gbps},
+                                {"copy_gbps", c.copy_gbps},
+                                {"bf16_tflops", c.bf16_tflops},
+                                {"fp8_tflops", c.fp8_tflops}}},
+      {"rows", std::move(row_values)},
+      {"targets", std::move(target_values)}};
   std::ofstream f(path);
   if (!f) throw Error("cannot write " + path);
-  f.precision(6);
-  f << "{\n  \"device\": " << json_str(info.device) << ",\n  \"sm_count\": " << info.sm_count
-    << ",\n  \"commit\": " << json_str(info.commit) << ",\n  \"date\": " << json_str(info.date)
-    << ",\n  \"timing\": {\"reps\": " << info.timing.reps << ", \"warmup\": " << info.timing.warmup
-    << ", \"cold_l2\": " << (info.timing.cold_l2 ? "true" : "false") << "},\n"
-    << "  \"data\": {\"wide_weight_scales\": " << (info.data.wide_weight_scales ? "true" : "false")
-    << ", \"moe_width\": " << info.data.moe_width << "},\n"
-    << "  \"ceilings\": {\"read_gbps\": " << c.read_gbps << ", \"copy_gbps\": " << c.copy_gbps
-    << ", \"bf16_tflops\": " << c.bf16_tflops << ", \"fp8_tflops\": " << c.fp8_tflops << "},\n  \"rows\": [\n";
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
-    f << "    {\"suite\": " << json_str(r.suite) << ", \"name\": " << json_str(r.name) << ", \"impl\": " << json_str(r.impl)
-      << ", \"tactic\": " << json_str(r.tactic) << ", \"variant\": " << json_str(r.variant)
-      << ", \"median_us\": " << r.time.median_us
-      << ", \"min_us\": " << r.time.min_us << ", \"max_us\": " << r.time.max_us << ", \"reps\": " << r.time.reps
-      << ", \"flops\": " << r.flops << ", \"bytes\": " << r.bytes << ", \"tflops\": " << r.tflops()
-      << ", \"gbps\": " << r.gbps() << ", \"ceiling\": " << json_str(ceiling_name(r.ceiling))
-      << ", \"fraction\": " << r.fraction << ", \"vs_cublas_bf16\": " << r.vs_bf16 << ", \"vs_cublas_fp8\": " << r.vs_fp8
-      << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
-  }
-  f << "  ],\n  \"targets\": [\n";
-  for (std::size_t i = 0; i < targets.size(); ++i) {
-    const TargetCheck& t = targets[i];
-    f << "    {\"target\": " << json_str(t.target) << ", \"unit\": " << json_str(t.unit) << ", \"rows\": " << t.rows
-      << ", \"met\": " << t.met << ", \"min\": " << t.lo << ", \"max\": " << t.hi << "}"
-      << (i + 1 < targets.size() ? "," : "") << "\n";
-  }
-  f << "  ]\n}\n";
+  f << json::write(doc) << "\n";
+  if (!f) throw Error("cannot write " + path);
 }
 
 }  // namespace fp4moe::bench
