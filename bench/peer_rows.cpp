@@ -6,6 +6,7 @@ namespace fp4moe::bench {
 
 void add_peer_rows(SuiteContext& ctx, const std::string& suite, const std::string& name, std::int64_t m, std::int64_t n,
                    std::int64_t k, std::int64_t batch, const std::vector<std::size_t>& ours) {
+  if (!ctx.wants(name)) return;  // (filtered out: not even built, which allocates its operands)
   for (PeerType pt : {PeerType::kBF16, PeerType::kFP8}) {
     const CublasLtGemm peer(pt, m, n, k, ctx.timer.stream(), batch);
     Row pr;

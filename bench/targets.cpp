@@ -1,6 +1,7 @@
 #include "bench/targets.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <regex>
@@ -20,8 +21,8 @@ int moe_tokens(const Row& r) {
   return std::regex_search(padded, m, m_word) ? std::stoi(m[1]) : -1;
 }
 
-/// One target: the rows `covers` selects, each measured by `value` and met
-/// where `meets(value)`.
+/// One target: the rows `covers` selects, each measured by `value` (NaN:
+/// not measured in this run, left out) and met where `meets(value)`.
 struct Rule {
   const char* target;
   const char* unit;
@@ -31,8 +32,10 @@ struct Rule {
 };
 
 double percent_of_ceiling(const Row& r) { return 100 * r.fraction; }
-double vs_bf16(const Row& r) { return r.vs_bf16; }
-double vs_fp8(const Row& r) { return r.vs_fp8; }
+// (NaN, not counted, where the peer did not run: a --filter that left its
+// row out. A ratio of 0 there made every such row a miss.)
+double vs_bf16(const Row& r) { return r.vs_bf16 > 0 ? r.vs_bf16 : std::nan(""); }
+double vs_fp8(const Row& r) { return r.vs_fp8 > 0 ? r.vs_fp8 : std::nan(""); }
 double micros(const Row& r) { return r.time.median_us; }
 auto at_least(double x) { return [x](double v) { return v >= x; }; }
 auto at_most(double x) { return [x](double v) { return v <= x; }; }
@@ -98,6 +101,7 @@ std::vector<TargetCheck> check_targets(const std::vector<Row>& rows) {
     for (const Row& r : rows) {
       if (!rule.covers(r)) continue;
       const double v = rule.value(r);
+      if (std::isnan(v)) continue;
       c.lo = c.rows == 0 ? v : std::min(c.lo, v);
       c.hi = c.rows == 0 ? v : std::max(c.hi, v);
       ++c.rows;

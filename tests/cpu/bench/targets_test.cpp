@@ -40,6 +40,19 @@ const TargetCheck* expect_counts(const std::vector<TargetCheck>& checks, const s
   return c;
 }
 
+// A row whose peer did not run (a --filter left the peer's row out) has no
+// ratio: it is not counted, rather than counted as a miss at 0x.
+TEST(BenchTargets, RowsWithoutTheirPeerAreNotCounted) {
+  std::vector<Row> rows = {
+      row("prefill", "prefill mxfp4 G4 8192x4096x7168"),
+      row("prefill", "prefill mxfp4 G8 4096x4096x7168"),
+  };
+  rows[0].vs_fp8 = 0.45;  // rows[1]: no FP8 peer in this run
+  const TargetCheck* c = expect_counts(check_targets(rows), "prefill MXFP4", 1, 0);
+  ASSERT_NE(c, nullptr);
+  EXPECT_DOUBLE_EQ(c->lo, 0.45);
+}
+
 TEST(BenchTargets, DecodeCountsTheLibrarysOwnRowsByRegime) {
   std::vector<Row> rows = {
       row("decode", "decode nvfp4 G8 1x4096x7168", "", CeilingKind::kRead, 0.90),
