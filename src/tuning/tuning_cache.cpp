@@ -192,13 +192,21 @@ class Reader {
 
 std::string errno_text() { return std::strerror(errno); }
 
-/// Reads a whole file; false with `why` when it cannot.
+/// Reads a whole regular file; false with `why` when it cannot. (Opened
+/// without blocking, then checked: a FIFO or a device at the cache path
+/// blocked the first GEMM call forever.)
 bool read_all(const std::string& path, std::string& out, std::string& why, bool& missing) {
   missing = false;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     missing = errno == ENOENT;
     why = errno_text();
+    return false;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    why = "not a regular file";
+    ::close(fd);
     return false;
   }
   out.clear();

@@ -1,6 +1,7 @@
 // The tuning-cache file: round trips, refusal of other versions and devices,
 // corrupt and truncated files, concurrent writers, and where it lives.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -184,6 +185,19 @@ TEST(TuningCache, AnotherVersionOrDeviceIsRefused) {
 TEST(TuningCache, MissingFileIsNotAnError) {
   TempDir dir;
   EXPECT_EQ(read_cache_file(dir.file("none.json"), kHeader).status, LoadStatus::kMissing);
+}
+
+// A FIFO at the cache path blocked the first GEMM call forever (open waited
+// for a writer); it and a directory are reported unreadable at once.
+TEST(TuningCache, WhatIsNotARegularFileIsUnreadable) {
+  TempDir dir;
+  const std::string fifo = dir.file("fifo.json");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo, dir.file("")}) {
+    const LoadResult r = read_cache_file(path, kHeader);
+    EXPECT_EQ(r.status, LoadStatus::kUnreadable) << path;
+    EXPECT_NE(r.message.find("not a regular file"), std::string::npos) << r.message;
+  }
 }
 
 TEST(TuningCache, EveryTruncationIsReportedCorrupt) {
