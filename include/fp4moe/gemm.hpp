@@ -11,7 +11,10 @@
 //     (per expert). MXFP4: none.
 //   - D is BF16 or FP32, row-major with unit column stride.
 // Every call is asynchronous on `stream`, allocates nothing and does no host
-// synchronisation, so it can be captured in a CUDA graph. Its kernel is a
+// synchronisation, so it can be captured in a CUDA graph. `stream` and every
+// pointer belong to the current device (cudaSetDevice): the library plans,
+// keeps its workspace and launches there, and does not check the stream's
+// device (a stream of another device fails at the launch, a CudaError). Its kernel is a
 // programmatic dependent launch: it may be scheduled while the kernel before
 // it in the stream finishes, and reads and writes global memory only after
 // that kernel has completed (README, "Operations").
