@@ -4,10 +4,9 @@
 // moe_dense_fc2 formulation's BF16 copy of the tokens (about four times A's
 // FP4 bytes) live in buffers the library allocates per (device, stream) on
 // the first call that needs them, grows when a call needs more, and
-// otherwise keeps until the process ends. A stream is known by its unique
-// ID (cudaStreamGetId), so cudaStreamPerThread gives each thread a buffer
-// of its own. Making or freeing a buffer for a stream that is not
-// capturing does not disturb another thread's graph capture. An engine that retires a stream, or
+// otherwise keeps until the process ends. cudaStreamPerThread gives each
+// thread a buffer of its own. Making or freeing a buffer for a stream that
+// is not capturing does not disturb another thread's graph capture. An engine that retires a stream, or
 // wants the memory back between phases, releases them here; the next call
 // that needs a buffer allocates it again (which synchronises, so not during
 // CUDA-graph capture: run the call once before capturing).
@@ -20,17 +19,14 @@
 namespace fp4moe {
 
 /// Bytes the library holds for `stream` on the current device (0 if none).
-/// `stream` must be live (or a special handle: 0, cudaStreamLegacy,
-/// cudaStreamPerThread): it is known by its ID, which CUDA gives only for a
-/// live stream.
 std::size_t workspace_bytes(cudaStream_t stream);
 
 /// Waits for the work queued on `stream`, then frees the library's buffers
 /// for `stream` on the current device and returns how many bytes it freed
 /// (no other stream's work uses them).
-///   - Call it before cudaStreamDestroy: the handle passed here must still
-///     be a live stream, and a destroyed stream's buffers are otherwise kept
-///     until the process ends.
+///   - Call it before cudaStreamDestroy: the buffers are keyed by the stream
+///     handle, which a later cudaStreamCreate may return again, and the
+///     handle passed here must still be a live stream.
 ///   - Not concurrently with a library call on the same stream (that call's
 ///     kernels may be queued after the wait).
 ///   - A buffer that a CUDA graph was captured with stays allocated until

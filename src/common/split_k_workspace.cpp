@@ -4,6 +4,7 @@
 #include <array>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -31,13 +32,13 @@ bool capturing(cudaStream_t stream) {
   return capture != cudaStreamCaptureStatusNone;
 }
 
-/// The stream's unique ID: the key of its buffers. Not the handle:
-/// cudaStreamPerThread is one handle for every thread's own stream, and a
-/// destroyed stream's handle may come back for a new one.
-unsigned long long stream_id(cudaStream_t stream) {
-  unsigned long long id = 0;
-  FP4MOE_CUDA_CHECK(cudaStreamGetId(stream, &id));
-  return id;
+/// The key of a stream's buffers: the device, the handle, and for
+/// cudaStreamPerThread (one handle for every thread's own stream) the
+/// thread. (Not cudaStreamGetId's unique ID: a query the capture rules may
+/// not allow while the stream captures, and the key is needed then.)
+using StreamKey = std::tuple<int, cudaStream_t, std::thread::id>;
+StreamKey key_of(cudaStream_t stream) {
+  return {current_device(), stream, stream == cudaStreamPerThread ? std::this_thread::get_id() : std::thread::id{}};
 }
 
 /// This thread in relaxed capture mode while it lives: a buffer made or
@@ -67,8 +68,8 @@ std::vector<void*>& kept_buffers() {  // outgrown buffers a captured graph may s
 /// The buffers of one kind, by (device, stream); they live until
 /// release_workspace or the process's end. Use with the mutex held.
 template <int Kind, std::size_t kParts>
-std::map<std::tuple<int, unsigned long long>, Buffer<kParts>>& buffers_of_kind() {
-  static std::map<std::tuple<int, unsigned long long>, Buffer<kParts>> buffers;
+std::map<StreamKey, Buffer<kParts>>& buffers_of_kind() {
+  static std::map<StreamKey, Buffer<kParts>> buffers;
   return buffers;
 }
 // The two kinds: split-K's [counters | scratch | partials], and the gathered
@@ -80,7 +81,7 @@ constexpr std::size_t kSplitKParts = 3, kGatherParts = 1;
 /// bytes per part; returns each part's address. Call with the mutex held.
 template <int Kind, std::size_t kParts>
 std::array<char*, kParts> reserve(cudaStream_t stream, const std::array<std::size_t, kParts>& need, const char* who) {
-  Buffer<kParts>& b = buffers_of_kind<Kind, kParts>()[{current_device(), stream_id(stream)}];
+  Buffer<kParts>& b = buffers_of_kind<Kind, kParts>()[key_of(stream)];
   const bool under_capture = capturing(stream);
   bool short_of = false;
   for (std::size_t i = 0; i < kParts; ++i) short_of |= b.bytes[i] < align256(need[i]);
@@ -130,7 +131,7 @@ std::size_t total_bytes(const Buffer<kParts>& b) {
 template <int Kind, std::size_t kParts>
 std::size_t held(cudaStream_t stream) {
   auto& buffers = buffers_of_kind<Kind, kParts>();
-  const auto it = buffers.find({current_device(), stream_id(stream)});
+  const auto it = buffers.find(key_of(stream));
   return it == buffers.end() ? 0 : total_bytes(it->second);
 }
 
@@ -140,7 +141,7 @@ std::size_t held(cudaStream_t stream) {
 template <int Kind, std::size_t kParts>
 std::size_t drop(cudaStream_t stream) {
   auto& buffers = buffers_of_kind<Kind, kParts>();
-  const auto it = buffers.find({current_device(), stream_id(stream)});
+  const auto it = buffers.find(key_of(stream));
   if (it == buffers.end()) return 0;
   const Buffer<kParts> b = it->second;
   buffers.erase(it);

@@ -1,8 +1,7 @@
 // Device scratch for split-K, owned by the library so callers never allocate
 // or pre-zero anything: one buffer per (device, stream), so concurrent calls
-// on different streams never share partials. A stream is known by its ID
-// (cudaStreamGetId), not its handle: cudaStreamPerThread names a different
-// stream in every thread, and a destroyed stream's handle may come back.
+// on different streams never share partials. cudaStreamPerThread, one handle
+// for a different stream in every thread, has a buffer per thread.
 //
 // The buffer grows on demand, which allocates (and therefore synchronises):
 // the first split-K call on a stream, or one needing more than any before

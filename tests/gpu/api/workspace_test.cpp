@@ -175,9 +175,9 @@ TEST_F(Workspace, AGrowthRefusedDuringCaptureComesBeforeAnyLaunch) {
 }
 
 // cudaStreamPerThread is one handle for a different stream in every thread:
-// the buffers go by the stream's ID, so one thread's split-K partials are
-// not another's (keyed by the handle, two threads' concurrent calls shared
-// partials and tile counters).
+// it has a buffer per thread, so one thread's split-K partials are not
+// another's (keyed by the handle alone, two threads' concurrent calls
+// shared partials and tile counters).
 TEST_F(Workspace, EachThreadsPerThreadStreamHasItsOwnBuffer) {
   const GemmTactic split = split_tactic(2);
   GemmOptions opt;
