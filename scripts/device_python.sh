@@ -7,6 +7,7 @@
 # PYTEST_ARGS (extra pytest arguments, e.g. -k gemm or -x).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+export FP4MOE_TEST_REQUIRE_GPU=1  # (GPU tests fail, not skip, where CUDA does not start)
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 echo "commit: $(cat .fp4moe_commit 2>/dev/null || echo unknown)"

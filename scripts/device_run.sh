@@ -9,6 +9,7 @@
 # run binaries built on the host and carried (DIR/tests/*, DIR/tools/fp4moe) instead of building.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+export FP4MOE_TEST_REQUIRE_GPU=1  # (GPU tests fail, not skip, where CUDA does not start)
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 # The device copy has no .git: scripts/device_commit.sh writes the commit (and

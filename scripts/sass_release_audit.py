@@ -21,7 +21,9 @@ check, not a proof."""
 import re
 import sys
 
-ARRIVE = "SYNCS.ARRIVE.TRANS64.A1T0"
+# A consumer's release: an arrive on its own CTA's barrier, or (.RED) on the
+# peer CTA's in a two-CTA cluster.
+ARRIVE = re.compile(r"SYNCS\.ARRIVE\.TRANS64(?:\.RED)?\.A1T0\b")
 INS = re.compile(r"\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 LOAD = re.compile(r"(?:@!?U?P\w+\s+)?LDS(\.[\w.]+)?\s+(R\d+),\s*\[(.*?)\]")
 BRA = re.compile(r"BRA\s+(?:`\(.*?\)\s*)?0x([0-9a-f]+)")
@@ -34,7 +36,9 @@ def registers(dst, opcode_suffix):
 
 
 def audit(text, name_filter="", ignore=None):
+    """The releases that can overtake a load, and how many releases were read."""
     findings = []
+    arrives = 0
     for block in re.split(r"\n\s*Function : ", text)[1:]:
         name = block.split("\n", 1)[0].strip()
         if name_filter not in name:
@@ -42,8 +46,9 @@ def audit(text, name_filter="", ignore=None):
         ins = [(int(m.group(1), 16), m.group(2)) for m in map(INS.match, block.splitlines()) if m]
         targets = {int(m.group(1), 16) for _, s in ins for m in [BRA.search(s)] if m}
         for i, (addr, s) in enumerate(ins):
-            if ARRIVE not in s:
+            if not ARRIVE.search(s):
                 continue
+            arrives += 1
             start = i
             while start > 0 and ins[start][0] not in targets and i - start < 120:
                 start -= 1
@@ -63,7 +68,7 @@ def audit(text, name_filter="", ignore=None):
                         break
                 if not settled:
                     findings.append((name, addr, ins[k][0], ins[k][1]))
-    return findings
+    return findings, arrives
 
 
 def main(argv):
@@ -76,10 +81,13 @@ def main(argv):
     if not args:
         print(__doc__)
         return 2
-    findings = audit(open(args[0]).read(), args[1] if len(args) > 1 else "", ignore)
+    findings, arrives = audit(open(args[0]).read(), args[1] if len(args) > 1 else "", ignore)
     for name, arrive, load, text in findings:
         print(f"{name[:160]}\n  arrive at 0x{arrive:x}: 0x{load:x} {text} still in flight")
-    print(f"{len(findings)} release(s) that can overtake a load")
+    print(f"{arrives} release(s) read, {len(findings)} that can overtake a load")
+    if arrives == 0:  # (a changed mnemonic would otherwise pass unread)
+        print("no release arrive found: nothing was audited")
+        return 1
     return 1 if findings else 0
 
 

@@ -63,6 +63,11 @@ def device_here():
 
 def pytest_collection_modifyitems(config, items):
     reason = gpu_reason()
+    # FP4MOE_TEST_REQUIRE_GPU (the device scripts set it): GPU tests that
+    # cannot run are an error, not a green run of skips.
+    if reason is not None and os.environ.get("FP4MOE_TEST_REQUIRE_GPU", "0") not in ("", "0") and any(
+            "gpu" in item.keywords for item in items):
+        raise pytest.UsageError(f"GPU tests required (FP4MOE_TEST_REQUIRE_GPU) but {reason}")
     if reason is not None:
         skip = pytest.mark.skip(reason=f"GPU test: {reason}")
         for item in items:

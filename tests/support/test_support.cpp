@@ -120,10 +120,16 @@ void destroy_stream(cudaStream_t stream) {
   cudaStreamDestroy(stream);
 }
 
-bool under_sanitizer() {
-  const char* s = std::getenv("FP4MOE_TEST_UNDER_SANITIZER");
+namespace {
+bool env_flag(const char* name) {
+  const char* s = std::getenv(name);
   return s != nullptr && *s != '\0' && std::strcmp(s, "0") != 0;
 }
+}  // namespace
+
+bool gpu_required() { return env_flag("FP4MOE_TEST_REQUIRE_GPU"); }
+
+bool under_sanitizer() { return env_flag("FP4MOE_TEST_UNDER_SANITIZER"); }
 
 bool gpu_available(std::string* why) {
   int n = 0;

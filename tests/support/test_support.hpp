@@ -62,6 +62,11 @@ std::vector<std::uint16_t> to_bf16(const std::vector<float>& x);
 /// Whether a CUDA device is usable; the reason otherwise.
 bool gpu_available(std::string* why = nullptr);
 
+/// Whether GPU tests must fail rather than skip without a usable GPU
+/// (FP4MOE_TEST_REQUIRE_GPU set and not "0"; the device scripts set it, so a
+/// GPU machine whose CUDA does not start cannot report a green suite of skips).
+bool gpu_required();
+
 /// Whether the suite runs under compute-sanitizer (FP4MOE_TEST_UNDER_SANITIZER
 /// set and not "0"; scripts/device_suite_shards.sh sets it with TOOL). The
 /// tool serialises and checks every access, so a test that repeats a
@@ -152,11 +157,15 @@ struct DeviceFp4 {
 
 }  // namespace fp4moe::test
 
-/// Skips the current test (with the reason) where no CUDA device is usable.
-#define FP4MOE_REQUIRE_GPU()                                   \
-  do {                                                         \
-    std::string why_;                                          \
-    if (!::fp4moe::test::gpu_available(&why_)) GTEST_SKIP() << why_; \
+/// Skips the current test (with the reason) where no CUDA device is usable;
+/// fails it instead where the GPU is required (test::gpu_required).
+#define FP4MOE_REQUIRE_GPU()                                                   \
+  do {                                                                         \
+    std::string why_;                                                          \
+    if (!::fp4moe::test::gpu_available(&why_)) {                               \
+      if (::fp4moe::test::gpu_required()) FAIL() << "GPU required: " << why_;  \
+      GTEST_SKIP() << why_;                                                    \
+    }                                                                          \
   } while (0)
 
 namespace fp4moe::test {

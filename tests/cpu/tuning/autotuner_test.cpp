@@ -86,13 +86,14 @@ TEST(Autotuner, ATileThatCannotHoldAPointIsChargedTheHeuristicsTimeThere) {
   ASSERT_TRUE(check_tactic(shape, runs).ok());
   EXPECT_EQ(as_run(runs), 10.0);
   EXPECT_EQ(measured.size(), 2u);
-  // Where the tile holds the tokens (M = 160), it is measured as itself.
-  call.m = 160;
+  // Where the tile holds the tokens (M = its limit), it is measured as
+  // itself. (At a fixed M = 160 the tile chosen, which holds 145, never
+  // could: the check was dead.)
+  call.m = small->max_m;
   ProblemShape fewer = problem_shape(call);
   fewer.sm_count = 132;
-  if (check_tactic(fewer, small->tactic).ok()) {
-    EXPECT_EQ(measure_as_run(fewer, [](const GemmTactic&) { return 7.0; })(small->tactic), 7.0);
-  }
+  ASSERT_TRUE(check_tactic(fewer, small->tactic).ok());
+  EXPECT_EQ(measure_as_run(fewer, [](const GemmTactic&) { return 7.0; })(small->tactic), 7.0);
 }
 
 TEST(Autotuner, FailingTacticsAreMarkedAndSkipped) {

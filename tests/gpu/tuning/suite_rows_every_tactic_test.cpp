@@ -48,11 +48,16 @@ TEST(SuiteRowsEveryTactic, RunsWithoutFaultAndAgreesWithTheHeuristic) {
       const GemmTactic heuristic = tuning::pick_tactic(ps);
       GemmOptions ho;
       ho.tactic = &heuristic;
+      ASSERT_EQ(cudaMemsetAsync(const_cast<void*>(problem.output()), 0xff, problem.output_bytes(), stream),
+                cudaSuccess);  // (the baseline too: a tile it left unwritten stays NaN)
       problem.run(ho, stream);
       ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess) << heuristic.name();
       const std::vector<float> want = download_fp32(problem);
       float peak = 0;
-      for (float v : want) peak = std::max(peak, std::fabs(v));
+      for (float v : want) {
+        ASSERT_TRUE(std::isfinite(v)) << "the heuristic's tactic " << heuristic.name() << " left an element unwritten";
+        peak = std::max(peak, std::fabs(v));
+      }
       ASSERT_GT(peak, 0.0f) << "random operands give a nonzero product";
       for (const GemmTactic& t : tuning::candidate_tactics(ps)) {
         SCOPED_TRACE(t.name());
@@ -76,6 +81,10 @@ TEST(SuiteRowsEveryTactic, RunsWithoutFaultAndAgreesWithTheHeuristic) {
     }
   }
   std::printf("%d suite rows, %d tactic runs\n", rows, tactics);
+  if (!only) {  // (the suites' GEMM rows: a listing that lost them would pass here)
+    EXPECT_GT(rows, 0);
+    EXPECT_GT(tactics, rows);
+  }
   test::destroy_stream(stream);
 }
 
