@@ -2,6 +2,7 @@
 // quantize→dequantize error bound on random data.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -176,6 +177,49 @@ TEST(QuantizeMxfp4, NonFiniteInputPoisonsOnlyItsBlock) {
 }
 
 // ------------------------------------------------------------ properties ----
+
+/// Whether E4M3 `code` (positive, finite) is a nearest E4M3 value to v (a
+/// tie either way): none of its neighbours is closer.
+bool nearest_e4m3(std::uint8_t code, float v) {
+  const double d = std::fabs(decode_e4m3(code) - double(v));
+  for (int n : {code - 1, code + 1})
+    if (n >= 0 && n <= 0x7e && std::fabs(decode_e4m3(std::uint8_t(n)) - double(v)) < d * (1 - 1e-7)) return false;
+  return true;
+}
+
+// Every block's scale against DESIGN.md §2's rule, worked out here and not
+// read from what the quantizer chose (the error bound below is relative to
+// that choice, so it alone would pass any scale).
+TEST(QuantizeRoundTrip, EveryBlockScaleFollowsTheRule) {
+  test::Rng rng;
+  const std::int64_t rows = 37, cols = 256;
+  std::vector<float> x = test::random_matrix(rng, rows, cols);
+  for (Fp4Format f : {Fp4Format::kNVFP4, Fp4Format::kMXFP4}) {
+    test::HostFp4 h(f, ScaleLayout::kRowMajor, rows, cols);
+    cpu::quantize(MatrixView{x.data(), DType::kFP32, rows, cols}, h.t);
+    const int bs = block_size(f);
+    float tensor_amax = 0;
+    for (float v : x) tensor_amax = std::max(tensor_amax, std::fabs(v));
+    const float g = 448.0f * 6.0f / tensor_amax;  // NVFP4's global encode scale
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols / bs; ++c) {
+        float amax = 0;
+        for (int j = 0; j < bs; ++j) amax = std::max(amax, std::fabs(x[r * cols + c * bs + j]));
+        const std::uint8_t code = h.scales[r * (cols / bs) + c];
+        if (f == Fp4Format::kNVFP4) {
+          // s = E4M3(amax / 6 · g), the nearest, saturating at 448.
+          const float v = std::min(amax / 6.0f * g, 448.0f);
+          EXPECT_TRUE(nearest_e4m3(code, v)) << "row " << r << " block " << c << ": code " << int(code) << " for " << v;
+        } else {
+          // 2^(floor(log2 amax) - 2), the exponent clamped to E8M0's [-127, 127].
+          int e = 0;
+          std::frexp(amax, &e);  // amax = m·2^e, m in [0.5, 1): floor(log2 amax) = e - 1
+          const int want = amax == 0 ? 0 : std::clamp(e - 1 - 2, -127, 127) + 127;
+          EXPECT_EQ(int(code), want) << "row " << r << " block " << c << ", amax " << amax;
+        }
+      }
+  }
+}
 
 TEST(QuantizeRoundTrip, ErrorStaysWithinHalfTheLargestE2M1Gap) {
   // Each element lands on the nearest of 0..6 times the block step s (decoded
