@@ -1,9 +1,7 @@
 #include "bench/timing.hpp"
 
-#include <exception>
-
 #include "common/cuda_check.hpp"
-#include "fp4moe/workspace.hpp"
+#include "common/split_k_workspace.hpp"
 
 namespace fp4moe::bench {
 namespace {
@@ -21,11 +19,7 @@ Timer::Timer() {
 
 Timer::~Timer() {
   profiler_.reset();
-  try {  // the library's buffers for this stream go with it (fp4moe/workspace.hpp)
-    release_workspace(stream_);
-  } catch (const std::exception&) {
-  }
-  cudaStreamDestroy(stream_);
+  detail::destroy_own_stream(stream_);  // (the library's buffers for it too)
 }
 
 void Timer::evict_l2() const { profiler_->evict_l2(); }

@@ -23,13 +23,18 @@ def _stream(function: str, stream) -> torch.cuda.Stream:
     return stream
 
 
+def _bytes_of(function: str, stream) -> int:
+    """fp4moe_<function>(stream, &bytes) on the stream's device."""
+    s = _stream(function, stream)
+    n = ctypes.c_uint64(0)
+    with torch.cuda.device(s.device):
+        _capi.call("fp4moe_" + function, s.cuda_stream, ctypes.byref(n))
+    return int(n.value)
+
+
 def workspace_bytes(stream: torch.cuda.Stream = None) -> int:
     """Bytes the library holds for `stream` (default: the current stream) on its device."""
-    s = _stream("workspace_bytes", stream)
-    held = ctypes.c_uint64(0)
-    with torch.cuda.device(s.device):
-        _capi.call("fp4moe_workspace_bytes", s.cuda_stream, ctypes.byref(held))
-    return int(held.value)
+    return _bytes_of("workspace_bytes", stream)
 
 
 def release_workspace(stream: torch.cuda.Stream = None) -> int:
@@ -37,8 +42,4 @@ def release_workspace(stream: torch.cuda.Stream = None) -> int:
     frees the library's buffers for it and returns the bytes freed. A buffer
     that a captured CUDA graph uses stays allocated (not counted). Raises
     InvalidArgumentError while `stream` is capturing."""
-    s = _stream("release_workspace", stream)
-    freed = ctypes.c_uint64(0)
-    with torch.cuda.device(s.device):
-        _capi.call("fp4moe_release_workspace", s.cuda_stream, ctypes.byref(freed))
-    return int(freed.value)
+    return _bytes_of("release_workspace", stream)

@@ -322,8 +322,8 @@ void launch_gemm(const GemmPlan& plan, const Fp4Tensor& a, const Fp4Tensor& b, c
   p.gather_lead = l.gather_lead;
   // (Held to the launch: another thread's growth frees the buffer it replaces.)
   std::optional<WorkspaceHold> hold;
-  if (l.needs_workspace) hold.emplace();
   if (l.needs_workspace) {
+    hold.emplace();
     const SplitKWorkspace ws = split_k_workspace(stream, l.partial_floats, l.counters, l.scratch);
     p.split_partials = ws.partials;
     p.split_counters = ws.counters;

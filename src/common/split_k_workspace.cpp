@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -188,6 +189,14 @@ std::size_t release_workspace(cudaStream_t stream) {
   FP4MOE_CUDA_CHECK(cudaStreamSynchronize(stream));
   const std::lock_guard<std::recursive_mutex> lock(workspace_mutex());
   return drop<kSplitK, kSplitKParts>(stream) + drop<kGather, kGatherParts>(stream);
+}
+
+void destroy_own_stream(cudaStream_t stream) noexcept {
+  try {
+    release_workspace(stream);
+  } catch (const std::exception&) {
+  }
+  cudaStreamDestroy(stream);
 }
 
 }  // namespace fp4moe::detail

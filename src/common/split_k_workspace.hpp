@@ -65,4 +65,9 @@ std::uint8_t* gather_workspace(cudaStream_t stream, std::size_t bytes);
 std::size_t workspace_bytes(cudaStream_t stream);
 std::size_t release_workspace(cudaStream_t stream);
 
+/// Releases the buffers of a stream the library (or its tools) created and
+/// destroys it, before its handle can come back for another stream. Never
+/// throws: in a failed context there is nothing more to free.
+void destroy_own_stream(cudaStream_t stream) noexcept;
+
 }  // namespace fp4moe::detail

@@ -195,15 +195,9 @@ void recover_or_abort(cudaStream_t stream, const std::string& what) {
 class Stream {
  public:
   Stream() { FP4MOE_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
-  // The split-K and gathered buffers its candidates grew (up to hundreds of
-  // MB) go with the stream: released before the handle can be reused.
-  ~Stream() {
-    try {
-      detail::release_workspace(s_);
-    } catch (const std::exception&) {  // a failed context: nothing more to free here
-    }
-    cudaStreamDestroy(s_);
-  }
+  // (The split-K and gathered buffers its candidates grew, up to hundreds
+  // of MB, go with the stream.)
+  ~Stream() { detail::destroy_own_stream(s_); }
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
   cudaStream_t get() const { return s_; }
