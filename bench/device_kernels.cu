@@ -8,6 +8,7 @@
 #include "common/counter_random.cuh"
 #include "common/cuda_check.hpp"
 #include "common/device_info.hpp"
+#include "common/launch_kernel.cuh"
 
 namespace fp4moe::bench {
 namespace {
@@ -20,8 +21,7 @@ __global__ void fill_kernel(std::int64_t n, F f) {
 template <class F>
 void launch_fill(std::int64_t n, F f, cudaStream_t s) {
   const unsigned blocks = static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>((n + 255) / 256, detail::current_device_sm_count() * 16LL)));
-  fill_kernel<<<blocks, 256, 0, s>>>(n, f);
-  FP4MOE_CHECK_LAUNCH();
+  detail::launch_kernel(fill_kernel<F>, blocks, 256, 0, s, n, f);
 }
 
 }  // namespace

@@ -24,5 +24,5 @@ inline void cuda_check(cudaError_t e, const char* what, const char* file, int li
 }  // namespace fp4moe::detail
 
 #define FP4MOE_CUDA_CHECK(expr) ::fp4moe::detail::cuda_check((expr), #expr, __FILE__, __LINE__)
-/// After a launch: reports a bad configuration at once (no synchronisation).
-#define FP4MOE_CHECK_LAUNCH() FP4MOE_CUDA_CHECK(cudaGetLastError())
+// (Kernels launch through common/launch_kernel.cuh, which checks the
+// launch's own result.)

@@ -7,6 +7,7 @@
 #include "common/counter_random.cuh"
 #include "common/cuda_check.hpp"
 #include "common/device_info.hpp"
+#include "common/launch_kernel.cuh"
 
 namespace fp4moe::detail {
 namespace {
@@ -51,8 +52,7 @@ void fill_random_bf16(void* p, std::int64_t n, std::uint64_t seed, float scale, 
   if (n <= 0) return;
   const unsigned blocks = static_cast<unsigned>(
       std::max<std::int64_t>(1, std::min<std::int64_t>((n + 255) / 256, current_device_sm_count() * 16LL)));
-  fill_bf16_kernel<<<blocks, 256, 0, s>>>(static_cast<__nv_bfloat16*>(p), n, seed, scale);
-  FP4MOE_CHECK_LAUNCH();
+  launch_kernel(fill_bf16_kernel, blocks, 256, 0, s, static_cast<__nv_bfloat16*>(p), n, seed, scale);
 }
 
 void read_sweep(const void* p, std::int64_t bytes, unsigned* sink, cudaStream_t s, SweepLoads loads) {
@@ -60,10 +60,9 @@ void read_sweep(const void* p, std::int64_t bytes, unsigned* sink, cudaStream_t 
   const unsigned blocks = static_cast<unsigned>(current_device_sm_count() * 8);
   const auto* words = static_cast<const uint4*>(p);
   if (loads == SweepLoads::kStreaming)
-    read_sweep_kernel<true><<<blocks, 512, 0, s>>>(words, n, sink);
+    launch_kernel(read_sweep_kernel<true>, blocks, 512, 0, s, words, n, sink);
   else
-    read_sweep_kernel<false><<<blocks, 512, 0, s>>>(words, n, sink);
-  FP4MOE_CHECK_LAUNCH();
+    launch_kernel(read_sweep_kernel<false>, blocks, 512, 0, s, words, n, sink);
 }
 
 }  // namespace fp4moe::detail

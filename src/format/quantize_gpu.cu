@@ -13,6 +13,7 @@
 #include "common/cuda_check.hpp"
 #include "common/device_info.hpp"
 #include "common/fast_divmod.hpp"
+#include "common/launch_kernel.cuh"
 #include "format/format_ops.hpp"
 #include "format/quantize_tma.hpp"
 #include "format/quantize_task.cuh"
@@ -271,11 +272,10 @@ void launch_quantize_t(const MatrixView& src, const Fp4Tensor& dst, const float*
   std::uint32_t n_tasks = 0;
   const TaskMap<kTiled> map = make_task_map<kTiled>(dst.rows, dst.scale_cols(), n_tasks);
   const dim3 grid(streaming_blocks(ceil_div(n_tasks, 2)), static_cast<unsigned>(dst.groups));
-  quantize_kernel<In, kNvfp4, kTiled><<<grid, kThreads, 0, stream>>>(
+  launch_kernel(quantize_kernel<In, kNvfp4, kTiled>, grid, kThreads, 0, stream,
       static_cast<const In*>(src.data), static_cast<std::uint8_t*>(dst.data),
       static_cast<std::uint8_t*>(dst.scales), g_source, g_source_is_amax, dst.global_scale, map, n_tasks,
       dst.scale_bytes_per_group());
-  FP4MOE_CHECK_LAUNCH();
 }
 
 template <class In, bool kNvfp4>
@@ -309,9 +309,8 @@ void launch_quantize(const MatrixView& src, const Fp4Tensor& dst, const float* g
   if (dst.scale_layout == ScaleLayout::kTiled128x4 && padding > 0) {
     const std::int64_t per_group = dst.scale_bytes_per_group();
     const dim3 grid(streaming_blocks(padding), static_cast<unsigned>(dst.groups));
-    zero_tiled_padding_kernel<<<grid, kThreads, 0, stream>>>(static_cast<std::uint8_t*>(dst.scales),
-                                                              dst.rows, dst.scale_cols(), per_group);
-    FP4MOE_CHECK_LAUNCH();
+    launch_kernel(zero_tiled_padding_kernel, grid, kThreads, 0, stream, static_cast<std::uint8_t*>(dst.scales), dst.rows,
+                  dst.scale_cols(), per_group);
   }
 }
 
@@ -322,16 +321,15 @@ void launch_amax(const MatrixView& src, float* amax_out, cudaStream_t stream) {
   const dim3 grid(streaming_blocks(per_group / vec / 4), static_cast<unsigned>(src.groups));
   auto* out = reinterpret_cast<unsigned*>(amax_out);
   if (src.dtype == DType::kBF16) {
-    amax_kernel<__nv_bfloat16><<<grid, kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(src.data), per_group, out);
+    launch_kernel(amax_kernel<__nv_bfloat16>, grid, kThreads, 0, stream, static_cast<const __nv_bfloat16*>(src.data),
+                  per_group, out);
   } else {
-    amax_kernel<float><<<grid, kThreads, 0, stream>>>(static_cast<const float*>(src.data), per_group, out);
+    launch_kernel(amax_kernel<float>, grid, kThreads, 0, stream, static_cast<const float*>(src.data), per_group, out);
   }
-  FP4MOE_CHECK_LAUNCH();
 }
 
 void launch_finalize_nvfp4_scale(float* global_scale, std::int64_t groups, cudaStream_t stream) {
-  finalize_nvfp4_scale_kernel<<<1, 256, 0, stream>>>(global_scale, groups);
-  FP4MOE_CHECK_LAUNCH();
+  launch_kernel(finalize_nvfp4_scale_kernel, 1, 256, 0, stream, global_scale, groups);
 }
 
 void launch_dequantize(const Fp4Tensor& src, const MatrixView& dst, cudaStream_t stream) {
@@ -339,16 +337,14 @@ void launch_dequantize(const Fp4Tensor& src, const MatrixView& dst, cudaStream_t
   const auto* data = static_cast<const std::uint8_t*>(src.data);
   const auto* scales = static_cast<const std::uint8_t*>(src.scales);
   const bool nv = src.format == Fp4Format::kNVFP4, bf16 = dst.dtype == DType::kBF16;
-#define FP4MOE_DEQ(OUT, NV)                                                                      \
-  dequantize_kernel<OUT, NV><<<grid, kThreads, 0, stream>>>(data, scales, src.global_scale,      \
-                                                            static_cast<OUT*>(dst.data), src.rows, \
-                                                            src.cols, src.scale_layout)
+#define FP4MOE_DEQ(OUT, NV)                                                                                  \
+  launch_kernel(dequantize_kernel<OUT, NV>, grid, kThreads, 0, stream, data, scales, src.global_scale,         \
+                static_cast<OUT*>(dst.data), src.rows, src.cols, src.scale_layout)
   if (bf16 && nv) FP4MOE_DEQ(__nv_bfloat16, true);
   if (bf16 && !nv) FP4MOE_DEQ(__nv_bfloat16, false);
   if (!bf16 && nv) FP4MOE_DEQ(float, true);
   if (!bf16 && !nv) FP4MOE_DEQ(float, false);
 #undef FP4MOE_DEQ
-  FP4MOE_CHECK_LAUNCH();
 }
 
 }  // namespace fp4moe::detail

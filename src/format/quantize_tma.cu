@@ -35,6 +35,7 @@
 #include "common/cuda_check.hpp"
 #include "common/device_info.hpp"
 #include "common/fast_divmod.hpp"
+#include "common/launch_kernel.cuh"
 #include "format/quantize_task.cuh"
 #include "format/quantize_tma.hpp"
 #include "kernels/sm90/tensor_map.hpp"
@@ -221,11 +222,10 @@ void launch_t(const MatrixView& src, const Fp4Tensor& dst, const float* g_source
         static_cast<const std::uint8_t*>(src.data) + g0 * dst.rows * dst.cols * 2, groups, dst.rows, dst.cols,
         kBoxRows, kTiled ? 128 : 256);
     const std::int64_t grid = std::min<std::int64_t>(order.n_tiles, current_device_sm_count());
-    kernel<<<static_cast<unsigned>(grid), kThreads, kSmemBytes, stream>>>(
+    launch_kernel(kernel, static_cast<unsigned>(grid), kThreads, kSmemBytes, stream,
         map, static_cast<std::uint8_t*>(dst.data) + g0 * dst.rows * (dst.cols / 2),
         static_cast<std::uint8_t*>(dst.scales) + g0 * dst.scale_bytes_per_group(), g_source + g0, g_source_is_amax,
         dst.global_scale + g0, static_cast<std::uint32_t>(groups), order, shape);
-    FP4MOE_CHECK_LAUNCH();
   }
 }
 

@@ -2,6 +2,7 @@
 // gather as the CPU (scale_convert.hpp).
 #include "common/cuda_check.hpp"
 #include "common/device_info.hpp"
+#include "common/launch_kernel.cuh"
 #include "format/format_ops.hpp"
 #include "format/scale_convert.hpp"
 
@@ -33,8 +34,7 @@ void launch_convert_scale_layout(const std::uint8_t* src, ScaleLayout src_layout
   constexpr int kThreads = 256;
   const std::int64_t blocks = std::min<std::int64_t>(ceil_div(dst_bytes, kThreads), current_device_sm_count() * 8LL);
   const dim3 grid(static_cast<unsigned>(std::max<std::int64_t>(blocks, 1)), static_cast<unsigned>(groups));
-  convert_scale_layout_kernel<<<grid, kThreads, 0, stream>>>(src, src_layout, dst, rows, cols, src_bytes, dst_bytes);
-  FP4MOE_CHECK_LAUNCH();
+  launch_kernel(convert_scale_layout_kernel, grid, kThreads, 0, stream, src, src_layout, dst, rows, cols, src_bytes, dst_bytes);
 }
 
 }  // namespace fp4moe::detail

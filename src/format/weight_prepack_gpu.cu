@@ -5,6 +5,7 @@
 
 #include "common/cuda_check.hpp"
 #include "common/device_info.hpp"
+#include "common/launch_kernel.cuh"
 #include "format/format_ops.hpp"
 #include "format/weight_prepack.hpp"
 
@@ -21,9 +22,8 @@ __global__ void prepack_weights_kernel(const std::uint32_t* src, std::uint32_t* 
 void launch_prepack_weights(const std::uint8_t* src, std::uint8_t* dst, std::int64_t words, cudaStream_t stream) {
   constexpr int kThreads = 256;
   const std::int64_t blocks = std::max<std::int64_t>(1, std::min<std::int64_t>(ceil_div(words, kThreads), current_device_sm_count() * 8LL));
-  prepack_weights_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(reinterpret_cast<const std::uint32_t*>(src),
-                                                                                 reinterpret_cast<std::uint32_t*>(dst), words);
-  FP4MOE_CHECK_LAUNCH();
+  launch_kernel(prepack_weights_kernel, static_cast<unsigned>(blocks), kThreads, 0, stream,
+                reinterpret_cast<const std::uint32_t*>(src), reinterpret_cast<std::uint32_t*>(dst), words);
 }
 
 }  // namespace fp4moe::detail

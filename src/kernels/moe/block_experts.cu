@@ -9,6 +9,7 @@
 #include "kernels/moe/block_experts.hpp"
 
 #include "common/cuda_check.hpp"
+#include "common/launch_kernel.cuh"
 
 namespace fp4moe::kernels {
 namespace {
@@ -51,8 +52,7 @@ void launch_block_experts(const BlockExpertsParams& p, cudaStream_t stream) {
   const std::int32_t blocks = (p.tokens + p.block_rows - 1) / p.block_rows;
   if (blocks == 0 || p.experts == 0) return;
   const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(block_experts_slices(p.experts)));
-  block_experts_kernel<<<grid, 32 * kWarps, 0, stream>>>(p);
-  FP4MOE_CHECK_LAUNCH();
+  detail::launch_kernel(block_experts_kernel, grid, 32 * kWarps, 0, stream, p);
 }
 
 }  // namespace fp4moe::kernels

@@ -8,6 +8,7 @@
 #include "kernels/moe/gather_tokens.hpp"
 
 #include "common/cuda_check.hpp"
+#include "common/launch_kernel.cuh"
 #include "fp4moe/scale_layout.hpp"
 #include "kernels/sm90/fp4_dequant.cuh"
 
@@ -141,11 +142,12 @@ void launch_gather_tokens(const GatherTokensParams& p, cudaStream_t stream) {
   if (p.experts <= 0) return;
   const auto grid = static_cast<unsigned>(p.experts);
   if (p.nvfp4) {
-    (p.lane_blocks ? gather_tokens_kernel<true, true> : gather_tokens_kernel<true, false>)<<<grid, kThreads, 0, stream>>>(p);
+    detail::launch_kernel(p.lane_blocks ? gather_tokens_kernel<true, true> : gather_tokens_kernel<true, false>, grid,
+                          kThreads, 0, stream, p);
   } else {
-    (p.lane_blocks ? gather_tokens_kernel<false, true> : gather_tokens_kernel<false, false>)<<<grid, kThreads, 0, stream>>>(p);
+    detail::launch_kernel(p.lane_blocks ? gather_tokens_kernel<false, true> : gather_tokens_kernel<false, false>, grid,
+                          kThreads, 0, stream, p);
   }
-  FP4MOE_CHECK_LAUNCH();
 }
 
 }  // namespace fp4moe::kernels

@@ -5,6 +5,7 @@
 #include "kernels/moe/routing_alpha.hpp"
 
 #include "common/cuda_check.hpp"
+#include "common/launch_kernel.cuh"
 
 namespace fp4moe::kernels {
 namespace {
@@ -32,8 +33,7 @@ void launch_routing_alpha(const RoutingAlphaParams& p, cudaStream_t stream) {
   const std::int64_t n = std::int64_t(p.tokens) * p.experts;
   if (n == 0) return;
   constexpr int kThreads = 256;
-  routing_alpha_kernel<<<static_cast<unsigned>((n + kThreads - 1) / kThreads), kThreads, 0, stream>>>(p);
-  FP4MOE_CHECK_LAUNCH();
+  detail::launch_kernel(routing_alpha_kernel, static_cast<unsigned>((n + kThreads - 1) / kThreads), kThreads, 0, stream, p);
 }
 
 }  // namespace fp4moe::kernels
