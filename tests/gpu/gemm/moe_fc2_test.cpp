@@ -35,6 +35,7 @@ struct Fc2Case {
   Fp4Content content = Fp4Content::kRandom;
   AlphaKind alpha = AlphaKind::kDense;
   bool expert_major = false;  ///< alpha stored [E, M] (viewed with strides)
+  int idle_tokens = -1;  ///< top-k: the first this many tokens pick no expert (-1: 20 where M >= 40, else none)
   const GemmTactic* tactic = nullptr;
   int repeats = 1;  ///< runs of the same call; every repeat must be bit-identical to the first
   bool prepack_b = false;  ///< B goes through prepack_weights (in place on the device) first
@@ -50,6 +51,12 @@ struct Fc2Case {
   }
 };
 
+/// The tokens that pick no expert under top-k alpha (their rows must come out 0).
+int idle_tokens(const Fc2Case& c) {
+  if (c.alpha != AlphaKind::kTopK) return 0;
+  return c.idle_tokens >= 0 ? c.idle_tokens : (c.m < 40 ? 0 : 20);
+}
+
 /// alpha [M, E] (row-major, host). Top-k: each token picks up to 8 distinct
 /// experts (the first tokens pick none, so whole token tiles skip every
 /// expert); integer content keeps alpha integer so sums stay exact.
@@ -62,7 +69,7 @@ std::vector<float> make_alpha(const Fc2Case& c, test::Rng& rng) {
     if (c.alpha == AlphaKind::kDense) {
       for (int e = 0; e < c.experts; ++e)
         al[static_cast<std::size_t>(m) * c.experts + e] = rng.integer(0, 7) == 0 ? 0.0f : value();
-    } else if (m >= 20 || c.m < 40) {
+    } else if (m >= idle_tokens(c)) {
       const int k = std::min(8, c.experts);
       for (int j = 0; j < k; ++j) al[static_cast<std::size_t>(m) * c.experts + rng.integer(0, c.experts - 1)] = value();
     }
@@ -117,6 +124,9 @@ test::GemmResult run_fc2(const Fc2Case& c, test::Rng& rng) {
   check.rows = c.m;
   check.cols = c.n;
   check.ld = ld;
+  // A token that picked nothing has the row 0, exactly (not just close).
+  const int idle = idle_tokens(c);
+  check.must_be_zero = [idle](std::int64_t row) { return row < idle; };
   return test::compare_output(ref, first, check);
 }
 
@@ -548,21 +558,51 @@ TEST(MoeFc2, GatherAfterASmallerSplitKCallOnAFreshStream) {
   test::destroy_stream(stream);
 }
 
+// Tokens whose alpha row is all 0 (top-k routing that picked nothing): the
+// tiles holding only such tokens read no expert, yet their rows must be
+// written as exact zeros over the poison. Every MoE-dense tile of both
+// formats, with idle tokens before routed ones and with every token idle.
 TEST(MoeFc2, EveryTokenTileSkippedWritesZeros) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;
-  Fc2Case c;
-  c.experts = 4;
-  c.m = 40;
-  c.n = 256;
-  c.alpha = AlphaKind::kTopK;  // tokens 0..19 pick nothing
-  for (const auto& e : kernels::kernel_registry()) {
-    if (e.format != c.format || e.layout != kernels::Layout::kMoeDense) continue;
-    c.tactic = &e.tactic;
-    c.width = std::max(128, e.tactic.block_k);  // stages hold whole experts
-    SCOPED_TRACE(c.describe());
-    test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
+  int ran = 0;
+  for (Fp4Format format : {Fp4Format::kNVFP4, Fp4Format::kMXFP4}) {
+    for (const auto& e : kernels::kernel_registry()) {
+      if (e.format != format || e.layout != kernels::Layout::kMoeDense) continue;
+      for (const bool all_idle : {false, true}) {
+        // Partly idle: up to 256 idle tokens before routed ones, so every
+        // token tile (8 to 128 tokens) within them skips every expert and
+        // the tiles after them do not. All idle: no tile multiplies
+        // anything, and the split-K / stream-K reductions still write 0.
+        GemmTactic t = e.tactic;
+        std::vector<int> splits = {1};
+        if (all_idle) {
+          splits.clear();
+          if (e.max_split_k >= 2) splits.push_back(2);
+          if (e.stream_k) splits.push_back(0);
+          if (splits.empty()) splits.push_back(1);
+        }
+        for (const int split : splits) {
+          t.split_k = split;
+          Fc2Case c;
+          c.format = format;
+          c.experts = 4;
+          c.width = std::max(128, e.tactic.block_k);  // stages hold whole experts
+          c.m = e.max_m > 0 ? std::min(300, e.max_m) : 300;
+          c.n = 256;
+          c.alpha = AlphaKind::kTopK;
+          c.idle_tokens = all_idle ? c.m : std::min(256, c.m - 8);
+          c.out = ran % 2 ? DType::kBF16 : DType::kFP32;
+          c.tactic = &t;
+          SCOPED_TRACE(c.describe());
+          test::expect_gemm_ok_for(c.describe() + " idle=" + std::to_string(c.idle_tokens), c.out, c.content,
+                                   run_fc2(c, rng));
+          ++ran;
+        }
+      }
+    }
   }
+  EXPECT_GT(ran, 8);
 }
 
 // Without a forced tactic, the tokens past the direct tile's last whole

@@ -41,7 +41,10 @@ __global__ void convert_all_kernel(std::uint16_t* out) {
 template <bool kNv, bool kOneMultiply = false>
 void check_all_codes() {
   test::DeviceBuffer<std::uint16_t> out(256 * 16);
-  out.fill_bytes(0);
+  // Poison 0xfefe: a finite BF16 (-1.984375·2^126) no E2M1 value times a
+  // power of two can equal, so an element left unwritten fails the check
+  // (0 would pass for codes 0 and 8, a NaN for NVFP4's NaN scale).
+  out.fill_bytes(0xfe);
   convert_all_kernel<kNv, kOneMultiply><<<256, 16>>>(out.get());
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const std::vector<std::uint16_t> got = out.download();
@@ -127,6 +130,7 @@ TEST(DequantDevice, Mxfp4FactorFromACodeWordMatchesTheFactorOfTheCode) {
   }
   test::DeviceBuffer<std::uint32_t> dw(n), dout(4 * n);
   dw.upload(words);
+  dout.fill_bytes(0xff);  // (unwritten: fails the check)
   code_pair_factor_kernel<<<(n + 127) / 128, 128>>>(dw.get(), dout.get(), n);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const std::vector<std::uint32_t> got = dout.download();
@@ -157,6 +161,7 @@ TEST(DequantDevice, RawPairsOfRandomWordsMatchTheHostDecoder) {
   for (auto& w : q) w = static_cast<std::uint32_t>(rng.integer(0, 0xffffffffll));
   test::DeviceBuffer<std::uint32_t> dq(n), dout(4 * n);
   dq.upload(q);
+  dout.fill_bytes(0xff);  // (unwritten: NaN halves, fail the check; 0 would pass for codes 0 and 8)
   raw_pairs_kernel<<<n / 256, 256>>>(dq.get(), dout.get(), n);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const std::vector<std::uint32_t> got = dout.download();
@@ -192,6 +197,7 @@ TEST(DequantDevice, LogicalPiecesPlaceEveryRealKAtItsLogicalSlot) {
                    static_cast<unsigned>(rng.integer(0, 0xffffffffll)), static_cast<unsigned>(rng.integer(0, 0xffffffffll)));
   test::DeviceBuffer<uint4> din(n), dout(4 * n);
   din.upload(in);
+  dout.fill_bytes(0xff);  // (unwritten: NaN, fails the check)
   chunk_kernel<<<n / 256, 256>>>(din.get(), dout.get(), n);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const std::vector<uint4> got = dout.download();
@@ -260,6 +266,8 @@ TEST(DequantDevice, Fp8RouteEveryCodeInEveryPositionIsExactE4M3) {
   const int n = static_cast<int>(in.size());
   test::DeviceBuffer<std::uint32_t> din(n), dout(2 * n), dfac(256);
   din.upload(in);
+  dout.fill_bytes(0xff);  // (unwritten: E4M3 NaN bytes, fail the check)
+  dfac.fill_bytes(0);     // (unwritten: 0, fails every factor's check)
   e4m3_kernel<<<(n + 255) / 256, 256>>>(din.get(), dout.get(), dfac.get(), n);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const std::vector<std::uint32_t> got = dout.download();

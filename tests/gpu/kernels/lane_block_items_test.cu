@@ -62,6 +62,10 @@ template <bool kNv, StoreItem kMode>
 __global__ void lane_block_store_kernel(const std::uint32_t* words, const std::uint8_t* codes, std::uint8_t* out) {
   __shared__ __align__(1024) std::uint8_t buf[kRows * 128];
   const int i = threadIdx.x;
+  // Poison (BF16 NaN): a slot no store reaches fails the check instead of
+  // showing what an earlier launch left in shared memory.
+  for (int b = threadIdx.x; b < kRows * 128; b += blockDim.x) buf[b] = 0xff;
+  __syncthreads();
   const std::uint32_t buf_addr = ptx::smem_addr(buf);
   using Items = OperandItems<ItemsCfg<kNv>>;
   constexpr int kCodes = codes_per_row(kNv);
