@@ -141,16 +141,17 @@ def quantize_mxfp4_rows(x):
 
 def random_fp4(shape, fmt, *, generator, device="cpu", scale_layout=fp4moe.TILED_128X4, integer=False):
     """A random Fp4Tensor of logical shape (rows, K) or (groups, rows, K): every
-    E2M1 code, random block scales (1 everywhere when `integer`, so products
-    are exact multiples of 1/4 and FP32 sums of them exact), random NVFP4
-    global scales (1 when `integer`)."""
+    E2M1 code, random block scales, random NVFP4 global scales. With
+    `integer`: block scales 2, 4 or 8 and global scale 1, so every decoded
+    value is an integer of magnitude at most 48 (E2M1 has halves) and FP32
+    sums of their products are exact below 2^24 (K up to 7281)."""
     *lead, rows, cols = shape
     groups = lead[0] if lead else 1
     data = torch.randint(0, 256, (groups, rows, cols // 2), generator=generator, dtype=torch.uint8)
     sc = cols // block_size(fmt)
     if fmt == fp4moe.NVFP4:
         if integer:
-            values = torch.ones(groups, rows, sc)
+            values = torch.exp2(torch.randint(1, 4, (groups, rows, sc), generator=generator).float())
         else:
             values = torch.exp2(torch.rand(groups, rows, sc, generator=generator) * 4 - 2)
         scales = values.to(torch.float8_e4m3fn)
@@ -159,7 +160,7 @@ def random_fp4(shape, fmt, *, generator, device="cpu", scale_layout=fp4moe.TILED
         else:
             global_scale = torch.rand(groups, generator=generator) * 1.5 + 0.5
     else:
-        low, high = (127, 128) if integer else (124, 131)
+        low, high = (128, 131) if integer else (124, 131)  # 2^1..2^3 when integer
         scales = torch.randint(low, high, (groups, rows, sc), generator=generator, dtype=torch.uint8)
         global_scale = None
     if scale_layout == fp4moe.TILED_128X4:

@@ -42,8 +42,17 @@ def test_dense(rng, fmt, out_dtype, m, n, k):
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_integer_valued_data_is_exact(rng, fmt):
+    """Integer operands under block scales 2, 4 and 8: every partial sum is an
+    integer below 2^24, so FP32 accumulation in any order (and split-K, and
+    the scales applied as powers of two) gives the float64 result exactly."""
     a, b = operands(rng, (100, 512), (300, 512), fmt, integer=True)
-    want = ref.gemm_nt(ref.decode(a)[0], ref.decode(b)[0])
+    da, db = ref.decode(a)[0], ref.decode(b)[0]
+    scales = torch.cat([ref.decode_scales(ref.row_major_scales(t), fmt).flatten() for t in (a, b)])
+    assert set(scales.unique().tolist()) == {2.0, 4.0, 8.0}, "block scales are 2, 4 and 8, none 1"
+    assert torch.equal(da, da.round()) and torch.equal(db, db.round()), "decoded values are integers"
+    assert da.abs().max() > 6 and db.abs().max() > 6, "values beyond the unscaled E2M1 range"
+    assert ref.gemm_nt(da.abs(), db.abs()).max() < 2**24, "every partial sum exact in FP32"
+    want = ref.gemm_nt(da, db)
     got = fp4moe.fp4_gemm_nt(a, b, out_dtype=torch.float32)
     assert torch.equal(got.double(), want)
 

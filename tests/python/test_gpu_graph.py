@@ -1,7 +1,8 @@
 """CUDA graphs and synchronisation: operations captured with torch.cuda.graph
 replay to the eager results on new inputs, and no call synchronises (torch's
-sync debug mode raises on any synchronising torch call; a synchronising or
-allocating CUDA call inside the library would break the capture)."""
+sync debug mode raises on any synchronising torch call; a long GPU spin queued
+before each warm call must outlast it, which a synchronising CUDA call inside
+the library would not let happen)."""
 
 import pytest
 
@@ -87,7 +88,20 @@ def test_split_k_capture_without_warm_up_is_refused(rng):
             fp4moe.fp4_gemm_nt(a, b, out=out, tactic=tactic)
 
 
+def spin_cycles():
+    """GPU clock cycles of a ~100 ms spin (torch.cuda._sleep), far longer than
+    any call here takes on the host."""
+    khz = getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "clock_rate", 0) or 2_000_000
+    return khz * 100
+
+
 def test_no_call_synchronises(rng):
+    """No call synchronises with the host. Torch's sync debug mode sees only
+    torch's own synchronisations (the first pass, cold); a
+    cudaStreamSynchronize, cudaDeviceSynchronize or cudaFree inside the library
+    would wait for a long spin queued on the stream before the call, so in a
+    second, warm pass (the per-stream workspace is made on first use) the
+    spin must still be running when each call returns."""
     tokens, experts, inter, k, n = 32, 4, 128, 256, 256
     x = torch.randn(tokens, k, generator=rng).cuda()
     w13 = ref.to_device(ref.random_fp4((experts, 2 * inter, k), fp4moe.NVFP4, generator=rng), "cuda")
@@ -99,21 +113,44 @@ def test_no_call_synchronises(rng):
     encode = torch.full((), 100.0, device="cuda")
     m_indices = torch.zeros(128, dtype=torch.int32, device="cuda")
     masked_m = torch.full((experts,), 5, dtype=torch.int32, device="cuda")
+    z128 = torch.zeros(128, k, device="cuda")
+    zg = torch.zeros(experts, 8, k, device="cuda")
     torch.cuda.synchronize()
     with SyncDebugError():
         xq = fp4moe.quantize_nvfp4(x)
-        fp4moe.compute_amax(x)
-        fp4moe.dequantize(xq)
-        fp4moe.quantize_mxfp4(x)
-        fp4moe.fp4_gemm_nt(xq, wd)  # row-major scales: converted on the GPU
-        a128 = fp4moe.quantize_nvfp4(torch.zeros(128, k, device="cuda"))
-        fp4moe.m_grouped_fp4_gemm_nt_contiguous(a128, wg, m_indices)
-        ag = fp4moe.quantize_nvfp4(torch.zeros(experts, 8, k, device="cuda"))
-        fp4moe.m_grouped_fp4_gemm_nt_masked(ag, wg, masked_m, 5)
+        a128 = fp4moe.quantize_nvfp4(z128)
+        ag = fp4moe.quantize_nvfp4(zg)
         alpha = fp4moe.moe_routing_alpha(ids, weights, experts)
         h = fp4moe.moe_dense_fc1_swiglu_nvfp4(xq, w13, encode)
-        fp4moe.moe_dense_fc1_swiglu(xq, w13)
-        fp4moe.moe_dense_fc2(h, w2, alpha)
+    calls = [
+        ("quantize_nvfp4", lambda: fp4moe.quantize_nvfp4(x)),
+        ("compute_amax", lambda: fp4moe.compute_amax(x)),
+        ("dequantize", lambda: fp4moe.dequantize(xq)),
+        ("quantize_mxfp4", lambda: fp4moe.quantize_mxfp4(x)),
+        ("fp4_gemm_nt (row-major scales, converted on the GPU)", lambda: fp4moe.fp4_gemm_nt(xq, wd)),
+        ("quantize_nvfp4 (128 rows)", lambda: fp4moe.quantize_nvfp4(z128)),
+        ("m_grouped_fp4_gemm_nt_contiguous", lambda: fp4moe.m_grouped_fp4_gemm_nt_contiguous(a128, wg, m_indices)),
+        ("quantize_nvfp4 (grouped)", lambda: fp4moe.quantize_nvfp4(zg)),
+        ("m_grouped_fp4_gemm_nt_masked", lambda: fp4moe.m_grouped_fp4_gemm_nt_masked(ag, wg, masked_m, 5)),
+        ("moe_routing_alpha", lambda: fp4moe.moe_routing_alpha(ids, weights, experts)),
+        ("moe_dense_fc1_swiglu_nvfp4", lambda: fp4moe.moe_dense_fc1_swiglu_nvfp4(xq, w13, encode)),
+        ("moe_dense_fc1_swiglu", lambda: fp4moe.moe_dense_fc1_swiglu(xq, w13)),
+        ("moe_dense_fc2", lambda: fp4moe.moe_dense_fc2(h, w2, alpha)),
+    ]
+    with SyncDebugError():
+        for _, call in calls:
+            call()
+    torch.cuda.synchronize()
+    cycles = spin_cycles()
+    with SyncDebugError():
+        for name, call in calls:
+            torch.cuda._sleep(cycles)
+            spun = torch.cuda.Event()
+            spun.record()
+            call()
+            # The spin's end, not the stream's: a call that synchronised before
+            # launching its kernels could return with them still running.
+            assert not spun.query(), f"{name} synchronised: the GPU spin queued before it had ended when it returned"
     torch.cuda.synchronize()
 
 

@@ -99,8 +99,66 @@ def test_moe_dense_fc1_swiglu_bf16(rng, fmt, tokens, k, experts, inter):
     assert fp4moe.moe_dense_fc1_swiglu(a, b, scale).shape == (tokens, experts * inter)
 
 
+def nvfp4_differences(got, want, value, g):
+    """Compares an NVFP4 tensor `got` with `want`, the CPU quantizer on the
+    float32 reference `value` [rows, K] with encode scale g, as the C++ test
+    does (tests/gpu/gemm/moe_fc1_test.cpp): the GPU's value is taken to be
+    within delta = 1e-5 of the output's RMS (accumulation error is relative to
+    the sum of |products|, not to a cancelled result) plus 1e-6 relative of
+    the reference. A code or block scale is near a boundary where quantising
+    value - delta and value + delta disagree (a scale from the block amax, a
+    code with the block's agreed scale), and a difference is explained only
+    there and only by a value between those two quantisations. A differing
+    scale changes its whole block's codes, so those are not compared.
+    Returns counts: near (codes and scales near a boundary between two values),
+    near_zero (codes near zero, whose quantisations differ only in the sign
+    of the zero), explained, moved (explained differences that change a
+    decoded value), unexplained, blocks."""
+    rows, cols = value.shape
+    g32 = torch.tensor(g, dtype=torch.float32)
+    v = value.double()
+    rms = v.pow(2).mean().sqrt()
+    gs = ref.row_major_scales(got)[0].view(torch.uint8).cpu()
+    ws = ref.row_major_scales(want)[0].view(torch.uint8)
+    gc = ref.unpack_e2m1_codes(got.data.cpu()).reshape(rows, cols)
+    wc = ref.unpack_e2m1_codes(want.data).reshape(rows, cols)
+
+    def blocks(t):
+        return t.reshape(rows, cols // 16, 16)
+
+    def between(x, lo, hi):
+        return (torch.minimum(lo, hi) <= x) & (x <= torch.maximum(lo, hi))
+
+    # Block scales: E4M3 bytes of non-negative values order as the values.
+    bamax = blocks(v.abs()).amax(dim=-1)
+    bdelta = 1e-5 * rms + 1e-6 * bamax
+    s_lo, s_hi = (ref.encode_e4m3(((bamax + d).float() / 6.0) * g32) for d in (-bdelta, bdelta))
+    scale_near = s_lo != s_hi
+    scale_diff = gs != ws
+    scale_ok = scale_near & between(gs, s_lo, s_hi)
+    # Codes, in blocks whose scales agree (and whose codes are not all zeroed).
+    sf = ws.view(torch.float8_e4m3fn).to(torch.float32).unsqueeze(-1)
+    delta = 1e-5 * rms + 1e-6 * v.abs()
+    c_lo, c_hi = (ref.encode_e2m1((blocks((v + d).float()) * g32) / sf).reshape(rows, cols) for d in (-delta, delta))
+    compared = ~(scale_diff | (ws == 0) | (ws == 0x7F)).repeat_interleave(16, dim=-1)
+    code_near = (c_lo != c_hi) & compared
+    e2m1 = ref.E2M1_VALUES
+    near_zero = code_near & (e2m1[c_lo] == e2m1[c_hi])
+    code_diff = (gc != wc) & ~scale_diff.repeat_interleave(16, dim=-1)
+    code_ok = code_near & between(e2m1[gc], e2m1[c_lo], e2m1[c_hi])
+    code_moved = e2m1[gc] != e2m1[wc]
+    return dict(near=int(scale_near.sum() + (code_near & ~near_zero).sum()), near_zero=int(near_zero.sum()),
+                explained=int((scale_diff & scale_ok).sum() + (code_diff & code_ok).sum()),
+                moved=int((scale_diff & scale_ok).sum() + (code_diff & code_ok & code_moved).sum()),
+                unexplained=int((scale_diff & ~scale_ok).sum() + (code_diff & ~code_ok).sum()),
+                blocks=rows * cols // 16)
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_moe_dense_fc1_swiglu_nvfp4_is_the_quantized_reference(rng, fmt):
+    """The NVFP4 output is the CPU quantizer on the float64 reference (rounded
+    to FP32) byte for byte, except codes and block scales whose reference value
+    lies within FP32 rounding of a quantisation boundary (counted, reported)."""
     tokens, k, experts, inter = 70, 256, 2, 128
     a, b, scale, want = fc1_case(rng, fmt, tokens, k, experts, inter, scaled=True)
     want32 = want.float().cpu()
@@ -112,10 +170,11 @@ def test_moe_dense_fc1_swiglu_nvfp4_is_the_quantized_reference(rng, fmt):
     assert fp4moe.moe_dense_fc1_swiglu_nvfp4(a, b, encode, scale, out=out) is out
     expect = fp4moe.cpu.quantize_nvfp4(want32, encode_scale=g)
     assert out.global_scale.item() == expect.global_scale.item()
-    # Codes and scales agree except where FP32 rounding straddles a boundary.
-    same_scales = (out.scales.view(torch.uint8).cpu() == expect.scales.view(torch.uint8)).float().mean().item()
-    same_codes = (ref.unpack_e2m1_codes(out.data.cpu()) == ref.unpack_e2m1_codes(expect.data)).float().mean().item()
-    assert same_scales >= 0.99 and same_codes >= 0.99, (same_scales, same_codes)
+    d = nvfp4_differences(out, expect, want32, g)
+    print(f"FC1 NVFP4 output ({fmt}): {d['blocks']} blocks; {d['near']} codes/scales within FP32 rounding of a "
+          f"boundary and {d['near_zero']} codes of zero; {d['explained']} of them differ ({d['moved']} in value)")
+    assert d["unexplained"] == 0, f"codes/scales differ from the quantized reference away from a boundary: {d}"
+    assert d["moved"] <= d["blocks"] // 100, f"more boundary cases than FP32 rounding explains: {d}"
     # Padding rows of the last scale band are 0.
     tail = ref.untile_scales(out.scales.cpu(), 128, experts * inter // 16, 1)[0, tokens:]
     assert (tail.view(torch.uint8) == 0).all()
