@@ -1,6 +1,7 @@
 #include "support/test_support.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -130,6 +131,12 @@ bool env_flag(const char* name) {
 bool gpu_required() { return env_flag("FP4MOE_TEST_REQUIRE_GPU"); }
 
 bool under_sanitizer() { return env_flag("FP4MOE_TEST_UNDER_SANITIZER"); }
+
+void sanitizer_progress(const std::string& what) {
+  if (!under_sanitizer()) return;
+  std::printf("[ sanitizer case ] %s\n", what.c_str());
+  std::fflush(stdout);
+}
 
 bool gpu_available(std::string* why) {
   int n = 0;

@@ -74,6 +74,10 @@ bool gpu_required();
 /// races on purpose (to print what the race costs) leaves that part out.
 bool under_sanitizer();
 
+/// Under a sanitizer only: prints `what` and flushes, so a long test the
+/// tool stops at a time limit shows how far it got (its cases ran clean).
+void sanitizer_progress(const std::string& what);
+
 /// A CUDA graph of what `record` enqueues on `stream` (global capture
 /// mode), instantiated; owns both. ok() is false (with a test failure
 /// recorded) if the capture or the instantiation failed.
