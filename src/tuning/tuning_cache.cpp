@@ -1,12 +1,14 @@
 #include "tuning/tuning_cache.hpp"
 
 #include <fcntl.h>
+#include <strings.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -266,6 +268,37 @@ class FileLock {
   int fd_ = -1;
 };
 
+/// Deletes `<name>.tmp.XXXXXX` files in `dir`: every writer holds the lock
+/// from creating its temporary file to renaming or deleting it, so one seen
+/// under the lock is what a writer that died left behind.
+void remove_leftover_temporaries(const std::filesystem::path& dir, const std::string& name,
+                                 std::vector<std::string>* notes) {
+  namespace fs = std::filesystem;
+  const std::string prefix = name + ".tmp.";
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string f = it->path().filename().string();
+    if (f.size() != prefix.size() + 6 || f.compare(0, prefix.size(), prefix) != 0) continue;
+    std::error_code rm;
+    if (fs::remove(it->path(), rm) && notes) notes->push_back("removed " + it->path().string() + ", a writer's leftover");
+  }
+}
+
+/// The process's file-mode creation mask, read without changing it (umask()
+/// would set it, racing with other threads): /proc/self/status's "Umask:"
+/// line (Linux 4.7 and later), else the usual 022.
+mode_t process_umask() {
+  if (FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    unsigned mask = 0;
+    bool found = false;
+    while (!found && std::fgets(line, sizeof line, f)) found = std::sscanf(line, "Umask: %o", &mask) == 1;
+    std::fclose(f);
+    if (found) return static_cast<mode_t>(mask & 0777u);
+  }
+  return 022;
+}
+
 }  // namespace
 
 std::string serialize_cache(const CacheFile& file) {
@@ -331,6 +364,7 @@ void merge_into_cache_file(const std::string& path, const CacheHeader& header, c
   if (ec) throw Error("tuning cache: cannot create the directory " + dir.string() + ": " + ec.message());
 
   FileLock lock(path + ".lock");
+  remove_leftover_temporaries(dir, target.filename().string(), notes);
   const LoadResult current = read_cache_file(path, header);
   std::map<decltype(sort_key(ProblemKey{})), CacheEntry> merged;
   if (current.status == LoadStatus::kOk) {
@@ -353,7 +387,8 @@ void merge_into_cache_file(const std::string& path, const CacheHeader& header, c
   } catch (const Error& e) {
     failure = e.what();
   }
-  if (failure.empty() && (::fchmod(fd, 0644) != 0 || ::fsync(fd) != 0))
+  // mkstemp made it 0600; the cache gets the mode any new file would (umask).
+  if (failure.empty() && (::fchmod(fd, 0666 & ~process_umask()) != 0 || ::fsync(fd) != 0))
     failure = "tuning cache: cannot write " + tmp + ": " + errno_text();
   if (::close(fd) != 0 && failure.empty()) failure = "tuning cache: cannot write " + tmp + ": " + errno_text();
   if (!failure.empty()) {
@@ -371,7 +406,8 @@ std::string resolve_cache_path(const std::string& override_path, const char* env
                                const char* home) {
   auto set = [](const char* v) { return v && *v; };
   if (!override_path.empty()) return override_path;
-  if (set(env_cache)) return std::string(env_cache) == "off" ? std::string() : std::string(env_cache);
+  // "off" in any case ("OFF" would otherwise be a file of that name in the working directory).
+  if (set(env_cache)) return ::strcasecmp(env_cache, "off") == 0 ? std::string() : std::string(env_cache);
   if (set(xdg_cache_home) && xdg_cache_home[0] == '/') return std::string(xdg_cache_home) + "/fp4moe/tuning.json";
   if (set(home)) return std::string(home) + "/.cache/fp4moe/tuning.json";
   return {};

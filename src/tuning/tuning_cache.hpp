@@ -91,7 +91,7 @@ void merge_into_cache_file(const std::string& path, const CacheHeader& header, c
                            std::vector<std::string>* notes = nullptr);
 
 /// Where the cache lives, first that applies: `override_path` (non-empty),
-/// `env_cache` ("off": disabled, returns ""), `xdg_cache_home`/fp4moe/tuning.json,
+/// `env_cache` ("off" in any case: disabled, returns ""), `xdg_cache_home`/fp4moe/tuning.json,
 /// `home`/.cache/fp4moe/tuning.json, else "" (no location). Null or empty
 /// environment values count as unset.
 std::string resolve_cache_path(const std::string& override_path, const char* env_cache, const char* xdg_cache_home,

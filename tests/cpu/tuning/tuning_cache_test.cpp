@@ -262,6 +262,40 @@ TEST(TuningCache, CorruptFilesAreReported) {
   EXPECT_EQ(read_cache_file(path, kHeader).status, LoadStatus::kOk);
 }
 
+/// A writer that died between its temporary file and the rename left the
+/// temporary behind: the next writer (holding the lock, so no live writer
+/// has one) removes it, with a note, and leaves other files alone.
+TEST(TuningCache, AWritersLeftoverTemporaryIsRemovedByTheNext) {
+  TempDir dir;
+  const std::string path = dir.file("tuning.json");
+  spit(path + ".tmp.a1B2c3", "{ half a file");
+  spit(path + ".tmp.keep", "not a writer's: wrong length");
+  spit(dir.file("other.json.tmp.a1B2c3"), "another cache's");
+  std::vector<std::string> notes;
+  merge_into_cache_file(path, kHeader, {entry(GemmOp::kDense, 8)}, &notes);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("tuning.json.tmp.a1B2c3"), std::string::npos) << notes[0];
+  EXPECT_FALSE(fs::exists(path + ".tmp.a1B2c3"));
+  EXPECT_TRUE(fs::exists(path + ".tmp.keep"));
+  EXPECT_TRUE(fs::exists(dir.file("other.json.tmp.a1B2c3")));
+  EXPECT_EQ(read_cache_file(path, kHeader).status, LoadStatus::kOk);
+}
+
+/// The cache file gets the mode a new file would (0666 less the umask), not
+/// mkstemp's 0600 nor a fixed 0644.
+TEST(TuningCache, TheFileModeFollowsTheUmask) {
+  TempDir dir;
+  for (const mode_t mask : {mode_t(077), mode_t(022), mode_t(002)}) {
+    const std::string path = dir.file("tuning" + std::to_string(mask) + ".json");
+    const mode_t before = ::umask(mask);
+    merge_into_cache_file(path, kHeader, {entry(GemmOp::kDense, 8)});
+    ::umask(before);
+    struct stat st {};
+    ASSERT_EQ(::stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0666 & ~mask) << std::oct << "umask " << mask;
+  }
+}
+
 TEST(TuningCache, UnwritableLocationThrows) {
   EXPECT_THROW(merge_into_cache_file("/proc/fp4moe-no/tuning.json", kHeader, {entry(GemmOp::kDense, 8)}), Error);
   EXPECT_THROW(merge_into_cache_file("", kHeader, {entry(GemmOp::kDense, 8)}), Error);
@@ -329,6 +363,9 @@ TEST(TuningCache, DefaultLocation) {
   EXPECT_EQ(resolve_cache_path("/x/api.json", "/x/env.json", "/xdg", "/home/u"), "/x/api.json");
   EXPECT_EQ(resolve_cache_path("", "/x/env.json", "/xdg", "/home/u"), "/x/env.json");
   EXPECT_EQ(resolve_cache_path("", "off", "/xdg", "/home/u"), "");
+  EXPECT_EQ(resolve_cache_path("", "OFF", "/xdg", "/home/u"), "");
+  EXPECT_EQ(resolve_cache_path("", "Off", "/xdg", "/home/u"), "");
+  EXPECT_EQ(resolve_cache_path("", "offline.json", "/xdg", "/home/u"), "offline.json");
   EXPECT_EQ(resolve_cache_path("", "", "/xdg", "/home/u"), "/xdg/fp4moe/tuning.json");
   EXPECT_EQ(resolve_cache_path("", nullptr, "relative", "/home/u"), "/home/u/.cache/fp4moe/tuning.json");
   EXPECT_EQ(resolve_cache_path("", nullptr, nullptr, "/home/u"), "/home/u/.cache/fp4moe/tuning.json");
