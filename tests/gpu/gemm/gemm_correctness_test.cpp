@@ -138,6 +138,7 @@ TEST(GemmPrepackedWeights, EveryTacticMatchesReference) {
 TEST(GemmUnalignedOutput, OddOffsetStridesAndNMatchReference) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;
+  int ran = 0;
   for (Fp4Format format : {Fp4Format::kNVFP4, Fp4Format::kMXFP4})
     for (GemmLayout layout : {GemmLayout::kDense, GemmLayout::kContiguous, GemmLayout::kMasked})
       for (const GemmTactic& t : tactics_for(format, layout))
@@ -162,7 +163,9 @@ TEST(GemmUnalignedOutput, OddOffsetStridesAndNMatchReference) {
             }
             SCOPED_TRACE(c.describe());
             expect_gemm_ok(c, run_gemm_case(c, rng));
+            ++ran;
           }
+  EXPECT_GT(ran, 24) << "every layout and format has tactics";
 }
 
 // BF16 D with aligned rows and padding after each row (checked untouched),
@@ -173,6 +176,7 @@ TEST(GemmUnalignedOutput, OddOffsetStridesAndNMatchReference) {
 TEST(GemmPaddedRows, RowPaddingAfterNIsLeftAlone) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;
+  int ran = 0;
   for (Fp4Format format : {Fp4Format::kNVFP4, Fp4Format::kMXFP4})
     for (GemmLayout layout : {GemmLayout::kDense, GemmLayout::kContiguous})
       for (const GemmTactic& t : tactics_for(format, layout))
@@ -192,7 +196,9 @@ TEST(GemmPaddedRows, RowPaddingAfterNIsLeftAlone) {
           }
           SCOPED_TRACE(c.describe());
           expect_gemm_ok(c, run_gemm_case(c, rng));
+          ++ran;
         }
+  EXPECT_GT(ran, 8) << "every layout and format has tactics";
 }
 
 // Masked decode-sized groups whose rows past masked_m hold NaN block scales,
@@ -203,6 +209,7 @@ TEST(GemmPaddedRows, RowPaddingAfterNIsLeftAlone) {
 TEST(GemmMaskedRows, RowsPastMaskedMReachNoOutput) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;
+  int ran = 0;
   for (Fp4Format format : {Fp4Format::kNVFP4, Fp4Format::kMXFP4}) {
     for (const GemmTactic& t : tactics_for(format, GemmLayout::kMasked)) {
       GemmCase c;
@@ -217,8 +224,10 @@ TEST(GemmMaskedRows, RowsPastMaskedMReachNoOutput) {
       c.k = 512;
       SCOPED_TRACE(c.describe());
       expect_gemm_ok(c, run_gemm_case(c, rng));
+      ++ran;
     }
   }
+  EXPECT_GT(ran, 2) << "both formats have masked tactics";
 }
 
 // K past the last whole stage (2080: 8 x 256 + 32, so the last stage of

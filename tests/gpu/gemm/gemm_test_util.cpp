@@ -1,6 +1,7 @@
 #include "gemm/gemm_test_util.hpp"
 
 #include <cmath>
+#include <limits>
 #include <cstring>
 #include <sstream>
 
@@ -149,24 +150,44 @@ GemmResult run_gemm_case(const GemmCase& c, Rng& rng) {
 
 GemmResult compare_output(const std::vector<double>& ref, const std::vector<std::uint8_t>& got, const OutputCheck& k) {
   auto written = [&](std::int64_t g, std::int64_t row) { return !k.written || k.written(g, row); };
-  GemmResult r;
-  double err2 = 0, ref2 = 0;
-  // RMS of the reference over written elements: the scale of FP32
+  auto padding = [&](std::int64_t row) { return k.must_be_zero && k.must_be_zero(row); };
+  // The output's 128 x 128 tiles of each group. fill_random's MXFP4 data
+  // alternates scale ranges by 128-row band of A and of B, so output tiles
+  // differ in size by up to ~2^19: each tile is judged by its own reference,
+  // where a whole-output error or RMS would not see a wrong small tile.
+  constexpr std::int64_t kTile = 128;
+  const std::int64_t row_tiles = (k.rows + kTile - 1) / kTile, col_tiles = (k.cols + kTile - 1) / kTile;
+  auto tile_of = [&](std::int64_t g, std::int64_t row, std::int64_t col) {
+    return static_cast<std::size_t>((g * row_tiles + row / kTile) * col_tiles + col / kTile);
+  };
+  const std::size_t tiles = static_cast<std::size_t>(k.groups * row_tiles * col_tiles);
+  std::vector<double> tile_ref2(tiles, 0.0), tile_err2(tiles, 0.0);
+  std::vector<std::int64_t> tile_count(tiles, 0);
+  // Each tile's reference RMS over written elements: the scale of FP32
   // accumulation error that BF16 rounding sits on top of.
-  double rms = 0;
-  std::int64_t counted = 0;
   for (std::int64_t gi = 0; gi < k.groups; ++gi)
     for (std::int64_t row = 0; row < k.rows; ++row) {
-      if (!written(gi, row)) continue;
+      if (!written(gi, row) || padding(row)) continue;
       for (std::int64_t col = 0; col < k.cols; ++col) {
         const double v = ref[static_cast<std::size_t>((gi * k.rows + row) * k.cols + col)];
-        if (std::isfinite(v)) {
-          rms += v * v;
-          ++counted;
-        }
+        if (!std::isfinite(v)) continue;
+        tile_ref2[tile_of(gi, row, col)] += v * v;
+        ++tile_count[tile_of(gi, row, col)];
       }
     }
-  rms = counted ? std::sqrt(rms / double(counted)) : 0.0;
+  // Tiles of fewer than 16 elements (edges of small outputs) take the
+  // whole output's RMS: a handful of random sums may all be small by
+  // cancellation, so their own RMS is no measure of the accumulation error.
+  constexpr std::int64_t kMinTile = 16;
+  double all_ref2 = 0;
+  std::int64_t all_count = 0;
+  for (std::size_t t = 0; t < tiles; ++t) {
+    all_ref2 += tile_ref2[t];
+    all_count += tile_count[t];
+  }
+  const double all_rms = all_count ? std::sqrt(all_ref2 / double(all_count)) : 0.0;
+  GemmResult r;
+  double err2 = 0, ref2 = 0;
   for (std::int64_t gi = 0; gi < k.groups; ++gi)
     for (std::int64_t row = 0; row < k.rows; ++row)
       for (std::int64_t col = 0; col < k.ld; ++col) {
@@ -181,21 +202,31 @@ GemmResult compare_output(const std::vector<double>& ref, const std::vector<std:
           ++r.non_finite;
           continue;
         }
-        if (k.must_be_zero && k.must_be_zero(row)) {
+        if (padding(row)) {
           r.bad_padding += have != 0.0;
           continue;
         }
+        const std::size_t t = tile_of(gi, row, col);
         err2 += (have - want) * (have - want);
         ref2 += want * want;
+        tile_err2[t] += (have - want) * (have - want);
         if (k.content == Fp4Content::kIntegerValued && k.out == DType::kFP32) r.mismatches += have != want;
         if (k.out == DType::kBF16) {
           // BF16 rounding (half an ulp ≤ 2^-8 relative) on top of FP32
-          // accumulation error (≤ 1e-5 of the output's RMS).
+          // accumulation error (≤ 1e-5 of the tile's RMS).
+          const double rms = tile_count[t] >= kMinTile ? std::sqrt(tile_ref2[t] / double(tile_count[t])) : all_rms;
           const double tol = std::ldexp(std::fabs(want), -8) + 1e-5 * rms + 1e-30;
           r.max_bf16_excess = std::max(r.max_bf16_excess, std::fabs(have - want) / tol);
         }
       }
   r.rel_error = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
+  for (std::size_t t = 0; t < tiles; ++t) {
+    if (tile_count[t] < kMinTile) continue;  // (left to the whole-output error)
+    const double rel = tile_ref2[t] > 0   ? std::sqrt(tile_err2[t] / tile_ref2[t])
+                       : tile_err2[t] > 0 ? std::numeric_limits<double>::infinity()
+                                          : 0.0;
+    r.max_tile_rel_error = std::max(r.max_tile_rel_error, rel);
+  }
   return r;
 }
 
@@ -207,6 +238,7 @@ void expect_gemm_ok_for(const std::string& what, DType out, Fp4Content content, 
   EXPECT_EQ(r.bad_padding, 0) << what;
   if (out == DType::kFP32) {
     EXPECT_LE(r.rel_error, 1e-5) << what;
+    EXPECT_LE(r.max_tile_rel_error, 1e-5) << what << ": the worst 128 x 128 output tile's own error";
     if (content == Fp4Content::kIntegerValued) {
       EXPECT_EQ(r.mismatches, 0) << what;
     }

@@ -36,11 +36,14 @@ struct GemmCase {
 
 struct GemmResult {
   double rel_error = 0;      ///< relative Frobenius error over written elements
+  /// The worst 128 x 128 output tile's own relative Frobenius error (tiles
+  /// of 16 or more elements; all-zero reference: infinite unless exactly 0).
+  double max_tile_rel_error = 0;
   std::int64_t mismatches = 0;  ///< integer content: elements not bit-exact
   std::int64_t bad_untouched = 0;  ///< elements that should keep the poison but changed
   std::int64_t bad_padding = 0;    ///< contiguous padding rows not exactly 0
   std::int64_t non_finite = 0;     ///< written elements that are NaN/Inf
-  double max_bf16_excess = 0;      ///< BF16: worst |got-ref| / (2^-8|ref| + 1e-5·rms(ref)), ≤ 1 passes
+  double max_bf16_excess = 0;      ///< BF16: worst |got-ref| / (2^-8|ref| + 1e-5·rms(ref of its tile)), ≤ 1 passes
 };
 
 /// Runs the case with fresh random data and returns the comparison.

@@ -299,6 +299,7 @@ TEST(MoeFc2, WeightedStreamKMatchesReferenceAndRepeats) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;
   const std::int64_t sms = detail::current_device_sm_count();
+  int ran = 0;
   for (const auto& e : kernels::kernel_registry()) {
     // Tiles over several token tiles only (not the gather tiles; not the
     // 96-token tile, which serves one).
@@ -324,8 +325,10 @@ TEST(MoeFc2, WeightedStreamKMatchesReferenceAndRepeats) {
       ASSERT_TRUE((kernels::StreamK{tiles, c.experts, static_cast<std::int32_t>(grid)}.weights_apply()))
           << "the shape must take the weighted path";
       test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
+      ++ran;
     }
   }
+  EXPECT_GT(ran, 0) << "no MoE-dense stream-K tile over several token tiles";
 }
 
 // The 8-token gather tiles' stream-K shares by cost (kernels/sm90/
@@ -409,6 +412,7 @@ TEST(MoeFc2, GatherPlacementSharesMatchReferenceAndRepeat) {
 TEST(MoeFc2, GatherPassesAndTokenLimit) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;
+  int ran = 0;
   for (const auto& e : kernels::kernel_registry()) {
     if (!e.tactic.moe_gather) continue;
     struct Shape {
@@ -438,9 +442,11 @@ TEST(MoeFc2, GatherPassesAndTokenLimit) {
         c.tactic = &t;
         SCOPED_TRACE(c.describe());
         test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
+        ++ran;
       }
     }
   }
+  EXPECT_GT(ran, 0) << "no gather kernel";
 }
 
 // Passes of several stages (W > BK: the producer interleaves a round of
