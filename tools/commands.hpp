@@ -16,8 +16,10 @@ int sweep_command(const std::vector<std::string>& args);
 
 /// Whether a CUDA device is present; prints why not.
 bool have_gpu(const char* command);
-/// The commit the reports name: $FP4MOE_COMMIT where set (a device copy has
-/// no .git), else the one this binary was built from.
+/// The commit the reports name: the one this binary was built from; where
+/// the build could not tell ("unknown": a tree copied without .git),
+/// $FP4MOE_COMMIT if set. A binary that knows its commit ignores the
+/// variable, so a stale one cannot mislabel its runs.
 std::string measured_commit();
 
 }  // namespace fp4moe::cli

@@ -14,8 +14,10 @@
  *   - GPU operations take device pointers and run asynchronously on `stream`
  *     (a cudaStream_t; null is the legacy default stream) of the current
  *     device; they do no host synchronisation and can be captured in a CUDA
- *     graph. Functions named fp4moe_cpu_* take host pointers and run on the
- *     calling thread.
+ *     graph, except where a GEMM must first make or grow the library's
+ *     per-stream workspace (include/fp4moe/gemm.hpp: run such a call once
+ *     before capturing). Functions named fp4moe_cpu_* take host pointers and
+ *     run on the calling thread.
  *   - The descriptors and enum values below are part of the ABI: any change
  *     to them bumps FP4MOE_C_ABI_VERSION, which fp4moe_abi_version() reports
  *     so a binding can refuse a library it was not written for. New
@@ -34,7 +36,7 @@ extern "C" {
 #endif
 
 /* 2: the tuning functions and descriptors (fp4moe_tune_*); 3: fp4moe_tactic.moe_gather;
- * 4: fp4moe_tactic.fp8 and .cluster. */
+ * 4: fp4moe_tactic.fp8 and .cluster; 5: fp4moe_fp4_tensor.prepacked. */
 #define FP4MOE_C_ABI_VERSION 5
 
 typedef enum {
@@ -266,16 +268,20 @@ typedef struct {
   void* progress_user;    /* passed to progress */
 } fp4moe_tune_options;
 
-/* fp4moe::TuneResult, in brief (the cache listing has every tactic's fate). */
+/* fp4moe::TuneResult, in brief (the cache listing has every tactic's fate).
+ * A bucket up to 128 is timed at its own token count; a 128-wide one at
+ * three (bucket - 96, bucket - 32, bucket), so that its tactic suits the
+ * whole bucket. */
 typedef struct {
-  int64_t bucket;          /* the bucket tuned (the token count it ran at) */
+  int64_t bucket;          /* the bucket tuned (its largest token count) */
   int32_t ok;              /* 1: a usable tactic was found (and cached) */
   int32_t candidates;      /* tactics timed */
   int32_t unusable;        /* of which failed (recorded as unusable) */
-  fp4moe_tactic best;      /* the fastest usable tactic (when ok) */
-  double best_us;
+  fp4moe_tactic best;      /* the tactic cached (when ok): the fastest at a one-point bucket; else
+                              the one whose worst slowdown against each point's fastest is least */
+  double best_us;          /* its time at the bucket */
   fp4moe_tactic heuristic; /* the heuristic's choice for the same problem */
-  double heuristic_us;     /* its time in the same run (0 if it failed) */
+  double heuristic_us;     /* its time at the bucket in the same run (0 if it failed) */
 } fp4moe_tune_result;
 
 FP4MOE_C_API fp4moe_status fp4moe_tune_options_default(fp4moe_tune_options* options);

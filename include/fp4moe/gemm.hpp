@@ -10,8 +10,14 @@
 //   - NVFP4 global decode scales: A one value per A group, B one per B group
 //     (per expert). MXFP4: none.
 //   - D is BF16 or FP32, row-major with unit column stride.
-// Every call is asynchronous on `stream`, allocates nothing and does no host
-// synchronisation, so it can be captured in a CUDA graph. `stream` and every
+// Every call is asynchronous on `stream` and does no host synchronisation,
+// with one exception: a tactic (forced, cached or the heuristic's) that is
+// split-K, stream-K or the gathered formulation uses the library's per-stream
+// workspace (fp4moe/workspace.hpp), which the first such call on a stream
+// allocates, and a later one that needs more grows (cudaFree of the buffer
+// it outgrew, then cudaMalloc). Under CUDA-graph capture that is refused (an
+// Error), so run the call once on the stream before capturing it: the
+// captured call then finds the buffer big enough. `stream` and every
 // pointer belong to the current device (cudaSetDevice): the library plans,
 // keeps its workspace and launches there, and does not check the stream's
 // device (a stream of another device fails at the launch, a CudaError). Its kernel is a
@@ -30,7 +36,10 @@
 namespace fp4moe {
 
 /// How a GEMM runs (never what it computes, beyond FP32 summation order).
-/// Zero fields mean "let the heuristic choose".
+/// No field value means "let the heuristic choose" (split_k = 0 is
+/// stream-K): a forced tactic must equal a compiled one in every field but
+/// split_k, which takes one of the values below that the tile allows. A null
+/// GemmOptions::tactic leaves the choice to the tuning cache or the heuristic.
 struct GemmTactic {
   /// Weights on wgmma's M side, tokens on N: the decode path.
   bool swap_ab = false;
@@ -93,9 +102,12 @@ struct GemmTactic {
 };
 
 struct GemmOptions {
-  /// Forces a tactic (must be one compiled in: see gemm_tactics()). Null: the
-  /// tuning cache's tactic for the call if it has one (fp4moe/tuning.hpp),
-  /// else the heuristic's.
+  /// Forces a tactic: one of the compiled tiles, which gemm_tactics
+  /// (fp4moe/tuning.hpp), the C function fp4moe_gemm_tactics and Python's
+  /// fp4moe.gemm_tactics list, with a split_k its tile allows; a tactic that
+  /// is not compiled, or that the call's shape rules out, is refused
+  /// (InvalidArgument). Null: the tuning cache's tactic for the call
+  /// if it has one (fp4moe/tuning.hpp), else the heuristic's.
   const GemmTactic* tactic = nullptr;
   /// moe_dense_fc2 only: how many experts each token routes to, where the
   /// caller knows (top-k routing); 0 (the default): unknown, planned as if

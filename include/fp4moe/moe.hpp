@@ -49,9 +49,12 @@ namespace fp4moe {
 /// dividing W, split_k 1; the same sums in the same order per token, expert
 /// by expert). Without a forced tactic, where the tactic for all M tokens is
 /// the direct (not swap-AB) 128-token tile and M leaves 1-64 tokens past its
-/// last whole tile, those last tokens run as a second launch on the same
-/// stream with the tactic picked for them (a swap-AB tile): each output row
-/// still comes from one kernel, with the same numerics.
+/// last whole tile (65-96 too where that tile has 256-K stages: the only
+/// block_k of the 96-token swap-AB tile), those last tokens run as a second
+/// launch on the same stream with the tactic picked for them (a swap-AB
+/// tile): each output row still comes from one kernel, with the same
+/// numerics. The FP8 route's tile (GemmTactic::fp8), even a cached one,
+/// never has its tail split off.
 void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alpha, int expert_width, const MatrixView& d,
                    cudaStream_t stream, const GemmOptions& options = {});
 
@@ -76,8 +79,9 @@ void moe_dense_fc1_swiglu(const Fp4Tensor& a, const Fp4Tensor& b, const float* e
                           const float* encode_scale, cudaStream_t stream, const GemmOptions& options = {});
 
 /// alpha[m, e] = expert_scale[e]·Σ_{j : topk_ids[m, j] = e} topk_weights[m, j]
-/// for every (m, e) of alpha (FP32 [M, E], any strides), so every element is
-/// written (0 for experts the token did not pick).
+/// for every (m, e) of alpha (FP32 [M, E], non-negative strides with a
+/// positive col_stride, so that each expert has an element of its own), so
+/// every element is written (0 for experts the token did not pick).
 ///   topk_ids      int32 [M, top_k], row-major, device.
 ///   topk_weights  FP32 [M, top_k], row-major, device.
 ///   expert_scale  FP32 [E] or null (1).

@@ -30,12 +30,18 @@ namespace fp4moe {
 float nvfp4_global_encode_scale(float amax);
 
 // ----------------------------------------------------------------- GPU ----
-// The GPU entry points below take at most 65535 groups (one grid row each);
-// the GPU quantizer also needs cols < 2^30, a group's scales (128x4 padding
-// included) below 2^32 bytes and dst.scales 2-byte aligned. Anything else is
-// refused with InvalidArgument before anything runs.
+// The GPU entry points below take at most 65535 groups (one grid row each)
+// and read or write the dense (BF16/FP32) matrix 16 bytes at a time: the
+// quantizer's and compute_amax's src.data and dequantize's dst.data must be
+// 16-byte aligned, and compute_amax's src.cols a multiple of 8 (BF16) or 4
+// (FP32), so that a row is whole vectors. The GPU quantizer also needs cols <
+// 2^30, a group's scales (128x4 padding included) below 2^32 bytes and
+// dst.scales 2-byte aligned. Anything else is refused with InvalidArgument
+// before anything runs.
 
-/// Quantize src (BF16 or FP32, [groups·rows, K] with K = dst.cols) into dst.
+/// Quantize src (BF16 or FP32, [groups, rows, K], contiguous, with
+/// src.groups = dst.groups, src.rows = dst.rows, K = src.cols = dst.cols)
+/// into dst.
 /// NVFP4: `encode_scale` is a device pointer to g; null means "compute g from
 /// amax(src) first" (one more read of src). A given g must be positive and
 /// finite (it lives on the device, so it is not checked; other values give
@@ -47,10 +53,12 @@ void quantize_nvfp4(const MatrixView& src, const Fp4Tensor& dst, cudaStream_t st
                     const float* encode_scale = nullptr);
 void quantize_mxfp4(const MatrixView& src, const Fp4Tensor& dst, cudaStream_t stream);
 
-/// amax over the finite elements of src, written as one float to `amax` (device).
+/// amax over the finite elements of each group of src (BF16 or FP32,
+/// contiguous): one float per group into amax[src.groups] (device).
 void compute_amax(const MatrixView& src, float* amax, cudaStream_t stream);
 
-/// Decode src into dst (BF16 or FP32, same shape): e2m1 · scale · global.
+/// Decode src into dst (BF16 or FP32, same groups, rows and cols, contiguous):
+/// e2m1 · scale · global.
 void dequantize(const Fp4Tensor& src, const MatrixView& dst, cudaStream_t stream);
 
 /// Copy `groups` scale matrices of [rows, cols] (cols = scale columns) from one
@@ -82,7 +90,7 @@ void quantize(const MatrixView& src, const Fp4Tensor& dst, const float* encode_s
 void quantize_nvfp4(const MatrixView& src, const Fp4Tensor& dst,
                     const float* encode_scale = nullptr);
 void quantize_mxfp4(const MatrixView& src, const Fp4Tensor& dst);
-float compute_amax(const MatrixView& src);
+float compute_amax(const MatrixView& src);  // src.groups = 1: one amax
 void dequantize(const Fp4Tensor& src, const MatrixView& dst);
 void convert_scale_layout(const void* src, ScaleLayout src_layout, void* dst,
                           ScaleLayout dst_layout, std::int64_t rows, std::int64_t cols,

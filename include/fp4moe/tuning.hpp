@@ -188,6 +188,13 @@ bool cached_tactic(const TuneShape& shape, GemmTactic* tactic);
 /// present), and every entry. Never throws for a bad file: says what is wrong.
 std::string describe_tuning_cache(const std::string& path = {});
 
+/// Every tactic compiled for an operation and format, each listed with
+/// split_k = 1; as GemmOptions::tactic each also takes any split_k in {2, 3,
+/// 4, 6, 8} up to its tile's limit, or 0 (stream-K) where its tile has it,
+/// and the call's shape may still rule a tactic out (InvalidArgument). The C
+/// API's fp4moe_gemm_tactics and Python's fp4moe.gemm_tactics list the same.
+std::vector<GemmTactic> gemm_tactics(Fp4Format format, GemmOp op);
+
 /// The library version (CMake PROJECT_VERSION) and the tactic-space version
 /// (a hash of the compiled tactic set): both are part of a cache's identity.
 const char* library_version();

@@ -17,6 +17,15 @@ from .formats import NVFP4, TILED_128X4
 from .tensor import Fp4Tensor, empty_fp4
 
 
+def check_rows_apart(c, t, argument):
+    """A row stride of 0 (expand() along M) has no form in the library's
+    views, which read 0 as dense rows: refused, not read or written past the
+    tensor."""
+    c.require(t.shape[0] <= 1 or t.stride(0) != 0, argument,
+              "must not have a row stride of 0 with more than one row (expand() along M: pass .contiguous())",
+              f"strides {t.stride()}")
+
+
 def moe_dense_fc2(a: Fp4Tensor, b: Fp4Tensor, alpha: torch.Tensor, *, expert_width: int = None,
                   out: torch.Tensor = None, out_dtype: torch.dtype = torch.bfloat16, tactic=None,
                   top_k: int = 0) -> torch.Tensor:
@@ -24,9 +33,11 @@ def moe_dense_fc2(a: Fp4Tensor, b: Fp4Tensor, alpha: torch.Tensor, *, expert_wid
 
     a      [M, E*W]: every expert's FC1 output of each token side by side.
     b      [N, E*W]: every expert's down projection side by side.
-    alpha  FP32 [M, E] on the device, any strides (a transposed or sliced view
-           works): the routing weight, 0 where the token did not pick the
-           expert (those experts' bytes are skipped). moe_routing_alpha builds it.
+    alpha  FP32 [M, E] on the device, strided (a transposed or sliced view
+           works; a row stride of 0 with M > 1, as expand() along M gives,
+           is refused): the routing weight, 0 where the token did not pick
+           the expert (those experts' bytes are skipped). moe_routing_alpha
+           builds it.
     expert_width  W (a multiple of 128); default K / E.
     top_k  experts each token routes to, where known (0: unknown): a hint for
            the tactic choice (GemmOptions::moe_top_k), never for the result.
@@ -37,6 +48,7 @@ def moe_dense_fc2(a: Fp4Tensor, b: Fp4Tensor, alpha: torch.Tensor, *, expert_wid
     c.tensor(alpha, "alpha", (torch.float32,), ndims=(2,), contiguous=False)
     c.require(alpha.shape[0] == a.rows, "alpha", f"must have M = {a.rows} rows (the tokens of a)",
               f"shape {tuple(alpha.shape)}")
+    check_rows_apart(c, alpha, "alpha")
     if expert_width is None:
         c.require(alpha.shape[1] > 0, "alpha", "must have at least one expert column", f"shape {tuple(alpha.shape)}")
         expert_width = a.cols // alpha.shape[1]
@@ -121,7 +133,9 @@ def moe_routing_alpha(topk_ids: torch.Tensor, topk_weights: torch.Tensor, num_ex
                       expert_scale: torch.Tensor = None, out: torch.Tensor = None) -> torch.Tensor:
     """alpha[m, e] = expert_scale[e] * sum of topk_weights[m, j] over j with
     topk_ids[m, j] = e, for every (m, e): FP32 [M, num_experts], new or
-    written into `out` (any strides). Ids outside [0, E) select nothing.
+    written into `out` (strided, such as a transposed or sliced view, but no
+    stride 0: each (m, e) needs an element of its own). Ids outside [0, E)
+    select nothing.
 
     topk_ids      int32 [M, top_k], contiguous (convert torch.topk's int64
                   indices with .int()).
@@ -134,6 +148,7 @@ def moe_routing_alpha(topk_ids: torch.Tensor, topk_weights: torch.Tensor, num_ex
     c.shape(topk_weights, "topk_weights", topk_ids.shape)
     if out is not None:
         c.tensor(out, "out", (torch.float32,), ndims=(2,), contiguous=False)
+        check_rows_apart(c, out, "out")
         if num_experts is None:
             num_experts = out.shape[1]
     c.require(num_experts is not None, "num_experts", "must be given when out is None")

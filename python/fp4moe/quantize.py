@@ -6,6 +6,9 @@ Rules (bit-identical to the CPU versions in fp4moe.cpu):
          decode scale written is 1/g.
   MXFP4  scale 2^(floor(log2(amax(block))) - 2), element E2M1(x / scale).
 A block holding NaN or Inf gets the NaN scale and zero elements.
+The kernels move the dense (BF16/FP32) side 16 bytes at a time: x, and
+dequantize's `out`, must be contiguous with their data 16-byte aligned (a
+slice that starts mid-vector is refused).
 """
 
 import torch
@@ -57,7 +60,9 @@ def quantize_mxfp4(x: torch.Tensor, *, scale_layout: str = None, out: Fp4Tensor 
 
 def compute_amax(x: torch.Tensor, *, out: torch.Tensor = None) -> torch.Tensor:
     """amax over the finite elements of x, per group: FP32, 0-d for a 2-D x,
-    [groups] for a 3-D one (or written into `out`)."""
+    [groups] for a 3-D one (or written into `out`). x: BF16 or FP32,
+    contiguous, data 16-byte aligned, K (its last dimension) a multiple of 8
+    (BF16) or 4 (FP32) so that each row is whole 16-byte vectors."""
     c = Checker("compute_amax")
     check_source(c, x)
     lead = tuple(x.shape[:-2])
@@ -75,7 +80,8 @@ def compute_amax(x: torch.Tensor, *, out: torch.Tensor = None) -> torch.Tensor:
 
 def dequantize(t: Fp4Tensor, dtype: torch.dtype = torch.bfloat16, *, out: torch.Tensor = None) -> torch.Tensor:
     """Decodes t (e2m1 * block scale * global scale) into a new tensor of t's
-    shape and `dtype` (BF16 or FP32), or into `out`."""
+    shape and `dtype` (BF16 or FP32), or into `out` (BF16 or FP32 of t's
+    shape, contiguous, data 16-byte aligned)."""
     c = Checker("dequantize")
     dtype = check_dequantize_out(c, t, dtype, out)
     device = c.cuda_device({"t.data": t.data, "t.scales": t.scales, "t.global_scale": t.global_scale, "out": out})

@@ -3,9 +3,10 @@
 Every GEMM called without ``tactic=`` runs the tuning cache's tactic for its
 problem if the cache has one, else the heuristic's. ``tune()`` times every
 tactic that can run a problem on the current GPU (cold L2, warm-up, median of
-repeats, CUDA events) and merges the fastest into the cache file, per bucket
-of the token dimension: 1, 2 and 4 tokens, then every 8 up to 128, then
-every 128 up to ``max_m`` (default 8192); past it the heuristic decides.
+repeats, CUDA events) and merges the best (TuneResult says which that is)
+into the cache file, per bucket of the token dimension: 1, 2 and 4 tokens,
+then every 8 up to 128, then every 128 up to ``max_m`` (default 8192); past
+it the heuristic decides.
 
 The cache file is JSON, one per library version, tactic set and device (a
 file written for another one is refused with a warning on stderr, a corrupt
@@ -87,15 +88,20 @@ class TuneProgress(NamedTuple):
 
 @dataclass(frozen=True)
 class TuneResult:
-    """The outcome of tuning one shape (the cache listing has every tactic's fate)."""
+    """The outcome of tuning one shape (the cache listing has every tactic's fate).
+
+    A bucket up to 128 is timed at its own token count; a 128-wide one at
+    three (bucket - 96, bucket - 32, bucket), so that `best` suits the whole
+    bucket: there it is the tactic whose worst slowdown against the fastest
+    at each point is least, not necessarily the fastest at the bucket."""
 
     shape: TuneShape
-    bucket: int                   # the bucket tuned (the token count it ran at)
+    bucket: int                   # the bucket tuned (its largest token count)
     ok: bool                      # a usable tactic was found (and cached)
-    best: Optional[GemmTactic]    # the fastest usable tactic (None when not ok)
-    best_us: float
+    best: Optional[GemmTactic]    # the tactic cached (None when not ok)
+    best_us: float                # its time at the bucket
     heuristic: GemmTactic         # the heuristic's choice for the same problem
-    heuristic_us: float           # its time in the same run (0 if it failed)
+    heuristic_us: float           # its time at the bucket in the same run (0 if it failed)
     candidates: int               # tactics timed
     unusable: int                 # of which failed
 
@@ -164,13 +170,14 @@ def _path_bytes(function: str, argument: str, path) -> Optional[bytes]:
 def tune(shapes: Union[TuneShape, Iterable[TuneShape]], *, warmup: int = 3, reps: int = 20, cold_l2: bool = True,
          max_m: int = DEFAULT_MAX_M, cache_path=None, write_cache: bool = True,
          progress: Optional[Callable[[TuneProgress], None]] = None) -> List[TuneResult]:
-    """Tunes every shape on the current CUDA device and merges the fastest
-    tactic per shape's bucket into the cache file (``cache_path``, default the
-    current one), then reloads the in-process cache. A tactic that fails is
-    recorded as unusable; tuning goes on. Every argument is checked before the
-    GPU is touched. ``progress`` is called with a TuneProgress after every
-    timed tactic; an exception it raises stops tuning (the shapes finished
-    before stay in the cache) and is raised again here.
+    """Tunes every shape on the current CUDA device and merges the best
+    tactic per shape's bucket (TuneResult.best) into the cache file
+    (``cache_path``, default the current one), then reloads the in-process
+    cache. A tactic that fails is recorded as unusable; tuning goes on. Every
+    argument is checked before the GPU is touched. ``progress`` is called
+    with a TuneProgress after every timed tactic; an exception it raises
+    stops tuning (the shapes finished before stay in the cache) and is raised
+    again here.
 
     Needs a GPU; takes seconds to minutes (every tactic of every shape runs
     warmup + reps times)."""

@@ -68,6 +68,13 @@ bool cached_tactic(const TuneShape& shape, GemmTactic* tactic) {
 
 std::string tactic_space_version() { return tuning::tactic_space_version(); }
 
+std::vector<GemmTactic> gemm_tactics(Fp4Format format, GemmOp op) {
+  const ArgCheck c("gemm_tactics");
+  c.require(detail::valid_format(format), "format", "must be kNVFP4 or kMXFP4", std::to_string(int(format)));
+  c.require(op <= GemmOp::kMoeFc1, "op", "must be a GemmOp", std::to_string(int(op)));
+  return tuning::compiled_tactics(format, tuning::layout_of(op));
+}
+
 namespace {
 
 std::string fixed(double v, int decimals) {

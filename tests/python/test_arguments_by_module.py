@@ -109,6 +109,9 @@ def test_moe_dense_fc2_rules(rng):
         fp4moe.moe_dense_fc2(a, b, alpha, top_k=-1)
     with refuses("moe_dense_fc2", "top_k", r"must be an int \(got str\)"):
         fp4moe.moe_dense_fc2(a, b, alpha, top_k="2")
+    # A row stride of 0 (one token's alpha expanded along M) would be read as dense rows, past the tensor.
+    with refuses("moe_dense_fc2", "alpha", r"must not have a row stride of 0 .* \(got strides \(0, 1\)\)"):
+        fp4moe.moe_dense_fc2(a, b, torch.zeros(1, 2).expand(4, 2))
 
 
 def test_moe_dense_fc1_rules(rng):
@@ -133,6 +136,8 @@ def test_moe_routing_alpha_rules():
         fp4moe.moe_routing_alpha(ids, weights, 8, out=torch.zeros(4, 8, dtype=torch.float64))
     with refuses("moe_routing_alpha", "out", r"must have 2 dimensions \(got shape \(32,\)\)"):
         fp4moe.moe_routing_alpha(ids, weights, 8, out=torch.zeros(32))
+    with refuses("moe_routing_alpha", "out", r"must not have a row stride of 0 .* \(got strides \(0, 1\)\)"):
+        fp4moe.moe_routing_alpha(ids, weights, 8, out=torch.zeros(1, 8).expand(4, 8))
     with refuses("moe_routing_alpha", "num_experts", r"must be in \[1, 2\^31\) \(got 0\)"):
         fp4moe.moe_routing_alpha(ids, weights, 0)
     # num_experts read off an out without columns is refused the same way.

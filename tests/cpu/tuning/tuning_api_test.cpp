@@ -105,6 +105,25 @@ TEST_F(TuningApi, LocationApiOverEnvironmentOverDefaults) {
   }
 }
 
+// gemm_tactics lists, for each operation and format, the compiled tiles
+// (split_k 1, no repeats), each one a forcible tactic of its operation; the
+// FP8 route only for MXFP4; bad enums refused.
+TEST_F(TuningApi, GemmTacticsListsEachOperationsCompiledTiles) {
+  for (Fp4Format f : {Fp4Format::kNVFP4, Fp4Format::kMXFP4})
+    for (GemmOp op : {GemmOp::kDense, GemmOp::kContiguous, GemmOp::kMasked, GemmOp::kMoeFc2, GemmOp::kMoeFc1}) {
+      const std::vector<GemmTactic> tiles = gemm_tactics(f, op);
+      EXPECT_FALSE(tiles.empty()) << format_name(f) << " " << gemm_op_name(op);
+      for (std::size_t i = 0; i < tiles.size(); ++i) {
+        EXPECT_EQ(tiles[i].split_k, 1) << tiles[i].name();
+        EXPECT_TRUE(!tiles[i].fp8 || f == Fp4Format::kMXFP4) << tiles[i].name();
+        EXPECT_TRUE(!tiles[i].moe_gather || op == GemmOp::kMoeFc2) << tiles[i].name();
+        for (std::size_t j = 0; j < i; ++j) EXPECT_FALSE(tiles[i] == tiles[j]) << tiles[i].name() << " listed twice";
+      }
+    }
+  EXPECT_THROW(gemm_tactics(static_cast<Fp4Format>(7), GemmOp::kDense), InvalidArgument);
+  EXPECT_THROW(gemm_tactics(Fp4Format::kNVFP4, static_cast<GemmOp>(9)), InvalidArgument);
+}
+
 TEST_F(TuningApi, TestsNeverReadTheUsersCache) {
   // support/hermetic_tuning_cache.cpp, before main.
   ASSERT_NE(std::getenv("FP4MOE_TUNING_CACHE"), nullptr);
