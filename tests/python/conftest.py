@@ -7,6 +7,7 @@ FP4MOE_LIBRARY naming a built libfp4moe_c.so) or from an installed package.
 
 import ctypes
 import os
+import secrets
 import warnings
 
 import pytest
@@ -80,11 +81,36 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(skip)
 
 
+def random_seed():
+    """The seed of the tests' random data: FP4MOE_TEST_SEED when set (as for
+    the C++ tests: decimal, or 0x hex), else a fresh 64-bit one."""
+    text = os.environ.get("FP4MOE_TEST_SEED", "").strip()
+    if not text:
+        return secrets.randbits(64)
+    try:
+        seed = int(text, 0)
+    except ValueError:
+        raise pytest.UsageError(f"FP4MOE_TEST_SEED={text!r} is not an integer") from None
+    if not 0 <= seed < 2**64:
+        raise pytest.UsageError(f"FP4MOE_TEST_SEED={text!r} is not a 64-bit unsigned integer")
+    return seed
+
+
+def pytest_configure(config):
+    random_seed()  # a malformed FP4MOE_TEST_SEED stops the run before any test
+
+
 @pytest.fixture
-def rng():
-    """A fresh torch generator per test, seeded for reproducible failures."""
+def rng(request):
+    """A fresh torch generator per test, with a fresh seed on every run
+    (FP4MOE_TEST_SEED=N sets it to reproduce a failure). The seed is printed,
+    so a failing test's report shows it with its captured output, and kept
+    in the test's user_properties (junitxml)."""
     if torch is None:
         pytest.skip("PyTorch is not installed")
+    seed = random_seed()
+    request.node.user_properties.append(("seed", str(seed)))
+    print(f"[ seed     ] FP4MOE_TEST_SEED={seed}")
     g = torch.Generator()
-    g.manual_seed(20240611)
+    g.manual_seed(seed)
     return g

@@ -3,6 +3,8 @@ torch alone (independent of the library): E2M1/E4M3/UE8M0 decoding, the
 128x4 tiled scale layout, FP4 tensors decoded to float64, the quantizer
 rules, random FP4 operands and the reference GEMMs."""
 
+import math
+
 import torch
 
 import fp4moe
@@ -184,15 +186,47 @@ def rel_frobenius(got, want):
     return (torch.linalg.vector_norm(got - want) / torch.linalg.vector_norm(want).clamp_min(1e-300)).item()
 
 
+def row_rel_frobenius(got, want):
+    """The relative Frobenius error of each row of an output, float64 [rows]:
+    the last dimension holds the columns and every leading index names a row
+    ([rows, N] or [groups, rows, N] alike, flattened in order). A row whose
+    reference is all zero has error 0 when the output row is exactly zero
+    too and inf otherwise."""
+    got, want = got.to(torch.float64), want.to(torch.float64)
+    rows = math.prod(got.shape[:-1])
+    diff = torch.linalg.vector_norm((got - want).reshape(rows, got.shape[-1]), dim=-1)
+    norm = torch.linalg.vector_norm(want.reshape(rows, want.shape[-1]), dim=-1)
+    zero = norm == 0
+    err = diff / torch.where(zero, torch.ones_like(norm), norm)
+    return torch.where(zero & (diff != 0), torch.full_like(err, float("inf")), err)
+
+
 def assert_close(got, want, out_dtype, what=""):
-    """FP32 output: relative Frobenius error <= 1e-5 (FP32 accumulation).
+    """FP32 output: relative Frobenius error <= 1e-5 (FP32 accumulation), over
+    the whole output and over each row on its own (a row is the output of an
+    M = 1 call; a row whose reference is all zero must be exactly zero).
     BF16 output: each element within its rounding (2^-8 relative) plus FP32
-    accumulation error (1e-5 of the output's RMS)."""
+    accumulation error (1e-5 of the output's RMS).
+    `got` and `want` hold the written elements only: every row is compared."""
     want = want.to(torch.float64).to(got.device)
+    assert got.shape == want.shape, f"{what}: output shape {tuple(got.shape)}, reference {tuple(want.shape)}"
     assert not torch.isnan(got).any(), f"{what}: NaN in the output (unwritten or poisoned elements)"
     if out_dtype == torch.float32:
         err = rel_frobenius(got, want)
         assert err <= 1e-5, f"{what}: relative Frobenius error {err:.3g} > 1e-5"
+        rows = row_rel_frobenius(got, want)
+        bad = int((rows > 1e-5).sum())
+        if bad:
+            worst = int(rows.argmax())
+            index, rest = [], worst
+            for size in reversed(got.shape[:-1]):
+                rest, i = divmod(rest, size)
+                index.insert(0, i)
+            name = "the row" if not index else f"row {index[0]}" if len(index) == 1 else f"row {tuple(index)}"
+            zero_ref = bool((want.reshape(rows.numel(), got.shape[-1])[worst] == 0).all())
+            detail = " (its reference is all zero)" if zero_ref else ""
+            raise AssertionError(f"{what}: {name} relative Frobenius error {rows[worst].item():.3g} > 1e-5{detail}; "
+                                 f"{bad} of {rows.numel()} rows beyond 1e-5")
     else:
         rms = want.pow(2).mean().sqrt().item() if want.numel() else 0.0
         bound = 2.0**-8 * want.abs() + 1e-5 * rms + 1e-30

@@ -109,7 +109,10 @@ def test_grouped_contiguous(rng, fmt, out_dtype):
         a, b, m_indices, want = contiguous_case(rng, fmt, expert_rows, 256, 256)
         out = ref.poisoned(want.shape, out_dtype)
         fp4moe.m_grouped_fp4_gemm_nt_contiguous(a, b, m_indices, out=out)
-        ref.assert_close(out, want, out_dtype, f"experts {expert_rows}")  # padding rows written as 0
+        ref.assert_close(out, want, out_dtype, f"experts {expert_rows}")
+        padding = m_indices == -1
+        assert padding.any(), "the case has padding rows"
+        assert (out[padding] == 0).all(), f"experts {expert_rows}: padding rows (m_indices -1) not written as 0"
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -66,6 +66,7 @@ def test_moe_dense_fc2(rng, fmt, out_dtype, tokens):
     out = ref.poisoned((tokens, n), out_dtype, pad=8)
     assert fp4moe.moe_dense_fc2(a, b, alpha, out=out) is out
     ref.assert_close(out, want, out_dtype, f"{fmt} M={tokens}")
+    assert torch.isnan(out.as_strided((tokens, 8), (out.stride(0), 1), n)).all(), "row padding written"
     # alpha stored expert-major, passed as a strided view; W given explicitly.
     alpha_t = alpha.t().contiguous().t()
     got = fp4moe.moe_dense_fc2(a, b, alpha_t, expert_width=width, out_dtype=out_dtype)
