@@ -296,11 +296,45 @@ TEST(GemmLargeM, M4099MatchesReferenceInEveryLayout) {
   }
 }
 
+// M = 4099 on every compiled tile of every layout and format (the test
+// above runs the heuristic's tile on a deeper K): N off every tile multiple,
+// FP32 and BF16 output by turns.
+TEST(GemmLargeM, M4099MatchesReferenceOnEveryTile) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  int ran = 0;
+  for (Fp4Format f : {Fp4Format::kNVFP4, Fp4Format::kMXFP4})
+    for (GemmLayout layout : {GemmLayout::kDense, GemmLayout::kContiguous, GemmLayout::kMasked})
+      for (const GemmTactic& t : tactics_for(f, layout)) {
+        GemmCase c;
+        c.format = f;
+        c.layout = layout;
+        c.tactic = &t;
+        c.out = ran % 2 ? DType::kBF16 : DType::kFP32;
+        c.n = 136;
+        c.k = 256;
+        if (layout == GemmLayout::kDense) {
+          c.m = 4099;
+        } else if (layout == GemmLayout::kContiguous) {
+          c.groups = 3;
+          c.expert_rows = {4099, 0, 5};
+        } else {
+          c.groups = 2;
+          c.m = 4099;
+          c.masked_m = {4099, 1};
+        }
+        SCOPED_TRACE(c.describe());
+        expect_gemm_ok(c, run_gemm_case(c, rng));
+        ++ran;
+      }
+  EXPECT_GT(ran, 30) << "every layout and format has tiles";
+}
+
 // Split-K (library-owned reduction): every layout × format × compiled tile
 // with split_k 2, 3, 4, 6 and 8, and for the dense layout stream-K (split_k 0:
 // on these small shapes a tile's K blocks spread over up to 9 CTAs), on K
 // deep enough for 8 slices of the widest stage, FP32 and BF16 output,
-// integer data bit-exact.
+// integer data bit-exact, and a second run bit-identical to the first.
 class GemmSplitK : public ::testing::TestWithParam<std::tuple<Fp4Format, GemmLayout>> {};
 
 TEST_P(GemmSplitK, MatchesReference) {
@@ -335,6 +369,7 @@ TEST_P(GemmSplitK, MatchesReference) {
         c.masked_m = {0, 1, 40};
         c.n = 128;
       }
+      c.repeats = 2;
       SCOPED_TRACE(c.describe());
       expect_gemm_ok(c, run_gemm_case(c, rng));
       ++ran;

@@ -118,17 +118,25 @@ GemmResult run_gemm_case(const GemmCase& c, Rng& rng) {
   MatrixView d{dd.get() + lead, c.out, d_rows, c.n, ld, 1, d_groups, 0};
   GemmOptions opt;
   opt.tactic = c.tactic;
-  if (c.layout == GemmLayout::kDense) {
-    fp4_gemm_nt(da.t, db.t, d, nullptr, opt);
-  } else if (c.layout == GemmLayout::kContiguous) {
-    m_grouped_fp4_gemm_nt_contiguous(da.t, db.t, d, d_idx.get(), nullptr, opt);
-  } else {
-    int expected = 0;
-    for (int v : c.masked_m) expected = std::max(expected, v);
-    m_grouped_fp4_gemm_nt_masked(da.t, db.t, d, d_masked.get(), expected, nullptr, opt);
-  }
-  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess) << c.describe();
+  auto run = [&] {
+    if (c.layout == GemmLayout::kDense) {
+      fp4_gemm_nt(da.t, db.t, d, nullptr, opt);
+    } else if (c.layout == GemmLayout::kContiguous) {
+      m_grouped_fp4_gemm_nt_contiguous(da.t, db.t, d, d_idx.get(), nullptr, opt);
+    } else {
+      int expected = 0;
+      for (int v : c.masked_m) expected = std::max(expected, v);
+      m_grouped_fp4_gemm_nt_masked(da.t, db.t, d, d_masked.get(), expected, nullptr, opt);
+    }
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess) << c.describe();
+  };
+  run();
   std::vector<std::uint8_t> got = dd.download();
+  for (int rep = 1; rep < c.repeats; ++rep) {
+    dd.fill_bytes(0xff);
+    run();
+    EXPECT_TRUE(dd.download() == got) << c.describe() << ": repeat " << rep << " differs from the first";
+  }
   // The elements before D keep the poison.
   for (std::size_t i = 0; i < lead; ++i) EXPECT_EQ(got[i], 0xff) << c.describe() << ": byte " << i << " before D written";
   got.erase(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(lead));

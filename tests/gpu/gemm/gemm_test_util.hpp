@@ -31,6 +31,7 @@ struct GemmCase {
   int ld_pad = 0;                 ///< extra elements per row of D (checked untouched)
   int d_offset = 0;               ///< D starts this many elements into its buffer (those checked untouched)
   bool prepack_b = false;         ///< B goes through prepack_weights (in place on the device) first
+  int repeats = 1;                ///< runs of the same call on fresh poison; each must be bit-identical to the first
   std::string describe() const;
 };
 
