@@ -53,13 +53,17 @@ def test_uncompiled_tactic_is_refused(rng):
 def test_moe_rules_of_the_library(rng):
     a, b = cuda_fp4(rng, (8, 384)), cuda_fp4(rng, (128, 384))
     alpha = torch.zeros(8, 4, device="cuda")
+    out = torch.full((8, 128), float("nan"), device="cuda")  # poison: a refused call writes none of it
     with pytest.raises(fp4moe.InvalidArgumentError, match=r"^moe_dense_fc2: argument 'expert_width': must be a multiple of 128"):
-        fp4moe.moe_dense_fc2(a, b, alpha)  # W = 384 / 4 = 96
+        fp4moe.moe_dense_fc2(a, b, alpha, out=out, out_dtype=torch.float32)  # W = 384 / 4 = 96
     with pytest.raises(fp4moe.InvalidArgumentError, match=r"^moe_dense_fc2: argument 'options.moe_top_k': must be in \[0, E = 3\]"):
-        fp4moe.moe_dense_fc2(a, b, alpha[:, :3], top_k=4)  # W = 128, E = 3
+        fp4moe.moe_dense_fc2(a, b, alpha[:, :3], out=out, out_dtype=torch.float32, top_k=4)  # W = 128, E = 3
     w13 = cuda_fp4(rng, (2, 128, 384))
+    fc1_out = torch.full((8, 128), float("nan"), device="cuda", dtype=torch.bfloat16)
     with pytest.raises(fp4moe.InvalidArgumentError, match=r"^moe_dense_fc1_swiglu: argument 'b.rows': must be a multiple of 256"):
-        fp4moe.moe_dense_fc1_swiglu(a, w13)
+        fp4moe.moe_dense_fc1_swiglu(a, w13, out=fc1_out)
+    torch.cuda.synchronize()
+    assert torch.isnan(out).all() and torch.isnan(fc1_out).all(), "a refused MoE call wrote its output"
 
 
 def test_quantizer_rules_of_the_library():
