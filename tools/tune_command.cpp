@@ -23,7 +23,8 @@ void tune_usage() {
       "       fp4moe tune --show [--cache FILE]     (also: fp4moe cache show [--cache FILE], fp4moe cache path)\n"
       "  Tunes every GEMM/MoE row of the named suites and/or every shape of FILE (its format: docs/TUNING.md;\n"
       "  one problem per line, e.g. 'masked nvfp4 bf16 groups=8 m=1-64 n=4096 k=7168') on the current GPU, and merges the\n"
-      "  fastest tactic per bucket into the tuning cache (default: %s).\n"
+      "  best tactic per bucket into the tuning cache (default: %s): the fastest, and for buckets past 128\n"
+      "  the one with the smallest worst-case slowdown at b-96, b-32 and b.\n"
       "  Timing per tactic: CUDA events, cold L2, median of N runs (default 20) after warm-up (default 3).\n"
       "  --max-m M: the largest bucket tuned (default 8192; past it the heuristic decides).\n"
       "suites with GEMM rows:",

@@ -1,8 +1,9 @@
 // The autotuner and its persistent cache.
 //
 // The heuristic picks a good tactic for any shape; the autotuner times every
-// tactic that can run a shape and remembers the fastest, per tuning bucket of
-// the token dimension, in a JSON file. At run time every GEMM entry point
+// tactic that can run a shape and remembers the best (the fastest; for a
+// 128-wide bucket the one with the smallest worst-case slowdown, below), per
+// tuning bucket of the token dimension, in a JSON file. At run time every GEMM entry point
 // called without GemmOptions::tactic looks its problem up in that cache:
 //
 //     forced tactic (GemmOptions::tactic)  >  cache hit  >  heuristic
