@@ -42,6 +42,14 @@ class Checker:
     def shape(self, t: torch.Tensor, argument: str, shape) -> None:
         self.require(tuple(t.shape) == tuple(shape), argument, f"must have shape {tuple(shape)}", f"{tuple(t.shape)}")
 
+    def rows_apart(self, t: torch.Tensor, argument: str) -> None:
+        """No row stride of 0 (expand() along the rows) with more than one row:
+        the library's views read 0 as dense rows, so such a tensor would be
+        read or written past its end."""
+        self.require(t.shape[0] <= 1 or t.stride(0) != 0, argument,
+                     "must not have a row stride of 0 with more than one row (expand() along M: pass .contiguous())",
+                     f"strides {t.stride()}")
+
     def numel(self, t: torch.Tensor, argument: str, n: int, what: str) -> None:
         self.require(t.numel() == n, argument, f"must have {n} elements ({what})", f"{t.numel()}, shape {tuple(t.shape)}")
 

@@ -17,15 +17,6 @@ from .formats import NVFP4, TILED_128X4
 from .tensor import Fp4Tensor, empty_fp4
 
 
-def check_rows_apart(c, t, argument):
-    """A row stride of 0 (expand() along M) has no form in the library's
-    views, which read 0 as dense rows: refused, not read or written past the
-    tensor."""
-    c.require(t.shape[0] <= 1 or t.stride(0) != 0, argument,
-              "must not have a row stride of 0 with more than one row (expand() along M: pass .contiguous())",
-              f"strides {t.stride()}")
-
-
 def moe_dense_fc2(a: Fp4Tensor, b: Fp4Tensor, alpha: torch.Tensor, *, expert_width: int = None,
                   out: torch.Tensor = None, out_dtype: torch.dtype = torch.bfloat16, tactic=None,
                   top_k: int = 0) -> torch.Tensor:
@@ -48,7 +39,7 @@ def moe_dense_fc2(a: Fp4Tensor, b: Fp4Tensor, alpha: torch.Tensor, *, expert_wid
     c.tensor(alpha, "alpha", (torch.float32,), ndims=(2,), contiguous=False)
     c.require(alpha.shape[0] == a.rows, "alpha", f"must have M = {a.rows} rows (the tokens of a)",
               f"shape {tuple(alpha.shape)}")
-    check_rows_apart(c, alpha, "alpha")
+    c.rows_apart(alpha, "alpha")
     if expert_width is None:
         c.require(alpha.shape[1] > 0, "alpha", "must have at least one expert column", f"shape {tuple(alpha.shape)}")
         expert_width = a.cols // alpha.shape[1]
@@ -148,7 +139,7 @@ def moe_routing_alpha(topk_ids: torch.Tensor, topk_weights: torch.Tensor, num_ex
     c.shape(topk_weights, "topk_weights", topk_ids.shape)
     if out is not None:
         c.tensor(out, "out", (torch.float32,), ndims=(2,), contiguous=False)
-        check_rows_apart(c, out, "out")
+        c.rows_apart(out, "out")
         if num_experts is None:
             num_experts = out.shape[1]
     c.require(num_experts is not None, "num_experts", "must be given when out is None")

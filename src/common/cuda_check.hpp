@@ -11,9 +11,9 @@ namespace fp4moe::detail {
 
 inline void cuda_check(cudaError_t e, const char* what, const char* file, int line) {
   if (e != cudaSuccess) {
-    // Reset the runtime's last-error slot, so a non-sticky failure reported
-    // here (an allocation that did not fit) is not reported again by the
-    // next, unrelated launch check.
+    // Reset the runtime's last-error slot: a non-sticky failure reported
+    // here as an exception (an allocation that did not fit) is not reported
+    // a second time by the caller's next cudaGetLastError.
     (void)cudaGetLastError();
     throw CudaError(std::string(what) + " failed: " + cudaGetErrorName(e) + " (" +
                         cudaGetErrorString(e) + ") at " + file + ":" + std::to_string(line),
