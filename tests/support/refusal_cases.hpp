@@ -29,4 +29,20 @@ inline void expect_each_refused(const std::vector<RefusalCase>& cases) {
   }
 }
 
+/// One rule of a setup (the arguments of a valid call, whose untouched()
+/// says its output still holds its sentinel): `rule.breaks` spoils one
+/// argument of `s`, then `call(s)` must throw InvalidArgument naming
+/// `rule.argument` and leave the output untouched.
+template <class Setup, class Rule>
+void expect_rule_refused(Setup& s, const Rule& rule, const std::function<void(Setup&)>& call) {
+  rule.breaks(s);
+  try {
+    call(s);
+    ADD_FAILURE() << "accepted: " << rule.name;
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(e.argument(), rule.argument) << rule.name << ": " << e.what();
+  }
+  EXPECT_TRUE(s.untouched()) << rule.name;
+}
+
 }  // namespace fp4moe::test

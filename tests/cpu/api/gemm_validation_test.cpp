@@ -8,6 +8,7 @@
 
 #include "fp4moe/error.hpp"
 #include "fp4moe/gemm.hpp"
+#include "support/refusal_cases.hpp"
 
 namespace fp4moe {
 namespace {
@@ -55,14 +56,7 @@ struct Rule {
 };
 
 void expect_refused(GemmSetup& s, const Rule& r, const std::function<void(GemmSetup&)>& call) {
-  r.breaks(s);
-  try {
-    call(s);
-    ADD_FAILURE() << "accepted: " << r.name;
-  } catch (const InvalidArgument& e) {
-    EXPECT_EQ(e.argument(), r.argument) << r.name << ": " << e.what();
-  }
-  EXPECT_TRUE(s.untouched()) << r.name;
+  test::expect_rule_refused(s, r, call);
 }
 
 const Rule kDenseRules[] = {

@@ -103,15 +103,7 @@ class Fc2Rule_ : public ::testing::TestWithParam<Fc2Rule> {};
 
 TEST_P(Fc2Rule_, RefusedBeforeAnyLaunch) {
   Fc2Setup s;
-  const Fc2Rule& r = GetParam();
-  r.breaks(s);
-  try {
-    moe_dense_fc2(s.a, s.b, s.alpha, s.width, s.d, nullptr);
-    ADD_FAILURE() << "accepted: " << r.name;
-  } catch (const InvalidArgument& e) {
-    EXPECT_EQ(e.argument(), r.argument) << r.name << ": " << e.what();
-  }
-  EXPECT_TRUE(s.untouched()) << r.name;
+  test::expect_rule_refused<Fc2Setup>(s, GetParam(), [](Fc2Setup& g) { moe_dense_fc2(g.a, g.b, g.alpha, g.width, g.d, nullptr); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Rules, Fc2Rule_, ::testing::ValuesIn(kFc2Rules), rule_name<Fc2Rule>);
@@ -261,14 +253,7 @@ void PrintTo(const Fc1Rule& r, std::ostream* os) { *os << r.name; }
 
 void expect_fc1_refused(const Fc1Rule& r, const std::function<void(Fc1Setup&)>& run) {
   Fc1Setup s;
-  r.breaks(s);
-  try {
-    run(s);
-    ADD_FAILURE() << "accepted: " << r.name;
-  } catch (const InvalidArgument& e) {
-    EXPECT_EQ(e.argument(), r.argument) << r.name << ": " << e.what();
-  }
-  EXPECT_TRUE(s.untouched()) << r.name;
+  test::expect_rule_refused(s, r, run);
 }
 
 // Rules of the operands, which both overloads check.
