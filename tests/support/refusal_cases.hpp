@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -28,6 +31,36 @@ inline void expect_each_refused(const std::vector<RefusalCase>& cases) {
     }
   }
 }
+
+/// The bytes of a setup's host buffers, inputs as well as outputs, taken
+/// once its arguments are made: a refused call must leave every one of them
+/// as it was. (An output aliasing an input, one of the rules, points into an
+/// input buffer, so a check of the output buffer alone would miss a write.)
+class HostBuffers {
+ public:
+  /// Fills `n` bytes at `p` with a pattern of no meaning and remembers them.
+  void fill_and_keep(void* p, std::size_t n) {
+    auto* bytes = static_cast<std::uint8_t*>(p);
+    for (std::size_t i = 0; i < n; ++i) bytes[i] = std::uint8_t(0x5a ^ (i * 37));
+    keep(p, n);
+  }
+  /// Remembers the `n` bytes at `p` as they are now.
+  void keep(const void* p, std::size_t n) {
+    const auto* bytes = static_cast<const std::uint8_t*>(p);
+    kept_.push_back({bytes, std::vector<std::uint8_t>(bytes, bytes + n)});
+  }
+  bool unchanged() const {
+    return std::all_of(kept_.begin(), kept_.end(),
+                       [](const Kept& k) { return std::memcmp(k.at, k.bytes.data(), k.bytes.size()) == 0; });
+  }
+
+ private:
+  struct Kept {
+    const std::uint8_t* at;
+    std::vector<std::uint8_t> bytes;
+  };
+  std::vector<Kept> kept_;
+};
 
 /// One rule of a setup (the arguments of a valid call, whose untouched()
 /// says its output still holds its sentinel): `rule.breaks` spoils one

@@ -1,10 +1,12 @@
 // One test per validation rule of the GEMM entry points: the call throws
-// InvalidArgument naming the argument, and the output keeps its sentinel.
+// InvalidArgument naming the argument, and no buffer changes (the output,
+// or the input an aliasing output points into).
 // Host buffers stand in for device memory: every check runs before any CUDA
 // call, so a missing check surfaces as a CudaError instead.
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <utility>
 
 #include "fp4moe/error.hpp"
 #include "fp4moe/gemm.hpp"
@@ -26,8 +28,15 @@ struct GemmSetup {
   const std::int32_t* indices = aux;  ///< m_indices or masked_m of the grouped GEMMs
   Fp4Tensor a, b;
   MatrixView d;
+  test::HostBuffers buffers;
   GemmSetup() {
     std::fill(std::begin(out), std::end(out), 7.0f);
+    buffers.fill_and_keep(a_data, sizeof a_data);
+    buffers.fill_and_keep(b_data, sizeof b_data);
+    buffers.fill_and_keep(a_scales, sizeof a_scales);
+    buffers.fill_and_keep(b_scales, sizeof b_scales);
+    for (const auto& [p, n] : {std::pair<const void*, std::size_t>{ga, sizeof ga}, {gb, sizeof gb}, {out, sizeof out}, {aux, sizeof aux}})
+      buffers.keep(p, n);
     a.data = a_data;
     a.scales = a_scales;
     a.global_scale = ga;
@@ -44,9 +53,10 @@ struct GemmSetup {
   const std::int32_t* misaligned_aux() const {
     return reinterpret_cast<const std::int32_t*>(reinterpret_cast<const char*>(aux) + 2);
   }
-  bool untouched() const {
-    return std::all_of(std::begin(out), std::end(out), [](float v) { return v == 7.0f; });
-  }
+  GemmSetup(const GemmSetup&) = delete;  // its views point into itself
+  GemmSetup& operator=(const GemmSetup&) = delete;
+  /// No byte of any buffer changed: the output, or an input it aliases.
+  bool untouched() const { return buffers.unchanged(); }
 };
 
 struct Rule {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 
 #include "support/refusal_cases.hpp"
 #include "fp4moe/error.hpp"
@@ -60,16 +61,24 @@ struct Fc2Setup {
   int width = kW;
   Fp4Tensor a, b;
   MatrixView alpha, d;
+  test::HostBuffers buffers;
   Fc2Setup() {
     std::fill(std::begin(out), std::end(out), 7.0f);
+    for (const auto& [p, n] : {std::pair<void*, std::size_t>{a_data, sizeof a_data}, {b_data, sizeof b_data},
+                               {a_scales, sizeof a_scales}, {b_scales, sizeof b_scales}})
+      buffers.fill_and_keep(p, n);
+    for (const auto& [p, n] : {std::pair<const void*, std::size_t>{ga, sizeof ga}, {gb, sizeof gb},
+                               {alpha_data, sizeof alpha_data}, {out, sizeof out}})
+      buffers.keep(p, n);
     a = nvfp4_operand(a_data, a_scales, ga, kM, kK);
     b = nvfp4_operand(b_data, b_scales, gb, kN, kK);
     alpha = MatrixView{alpha_data, DType::kFP32, kM, kE};
     d = MatrixView{out, DType::kFP32, kM, kN};
   }
-  bool untouched() const {
-    return std::all_of(std::begin(out), std::end(out), [](float v) { return v == 7.0f; });
-  }
+  Fc2Setup(const Fc2Setup&) = delete;  // its views point into itself
+  Fc2Setup& operator=(const Fc2Setup&) = delete;
+  /// No byte of any buffer changed: the output, or an input it aliases.
+  bool untouched() const { return buffers.unchanged(); }
 };
 
 struct Fc2Rule {
@@ -225,10 +234,15 @@ struct Fc1Setup {
   const float* encode_scale = encode;
   Fp4Tensor a, b, out;
   MatrixView d;
+  test::HostBuffers buffers;
   Fc1Setup() {
-    std::fill(std::begin(d_data), std::end(d_data), 0x5a5a);
-    std::fill(std::begin(out_data), std::end(out_data), 0x5a);
-    std::fill(std::begin(out_scales), std::end(out_scales), 0x5a);
+    for (const auto& [p, n] : {std::pair<void*, std::size_t>{a_data, sizeof a_data}, {b_data, sizeof b_data},
+                               {a_scales, sizeof a_scales}, {b_scales, sizeof b_scales}, {d_data, sizeof d_data},
+                               {out_data, sizeof out_data}, {out_scales, sizeof out_scales}})
+      buffers.fill_and_keep(p, n);
+    for (const auto& [p, n] : {std::pair<const void*, std::size_t>{ga, sizeof ga}, {gb, sizeof gb}, {scale, sizeof scale},
+                               {encode, sizeof encode}, {out_global, sizeof out_global}})
+      buffers.keep(p, n);
     a = nvfp4_operand(a_data, a_scales, ga, kM, kK);
     b = nvfp4_operand(b_data, b_scales, gb, 2 * kI, kK, kE);
     out = nvfp4_operand(out_data, out_scales, out_global, kM, kN);
@@ -236,12 +250,10 @@ struct Fc1Setup {
   }
   void run_bf16(const GemmOptions& opt = {}) { moe_dense_fc1_swiglu(a, b, expert_scale, d, nullptr, opt); }
   void run_nvfp4() { moe_dense_fc1_swiglu(a, b, expert_scale, out, encode_scale, nullptr); }
-  bool untouched() const {
-    return std::all_of(std::begin(d_data), std::end(d_data), [](std::uint16_t v) { return v == 0x5a5a; }) &&
-           std::all_of(std::begin(out_data), std::end(out_data), [](std::uint8_t v) { return v == 0x5a; }) &&
-           std::all_of(std::begin(out_scales), std::end(out_scales), [](std::uint8_t v) { return v == 0x5a; }) &&
-           out_global[0] == 7.0f;
-  }
+  Fc1Setup(const Fc1Setup&) = delete;  // its views point into itself
+  Fc1Setup& operator=(const Fc1Setup&) = delete;
+  /// No byte of any buffer changed: an output, or an input it aliases.
+  bool untouched() const { return buffers.unchanged(); }
 };
 
 struct Fc1Rule {

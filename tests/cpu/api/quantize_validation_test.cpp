@@ -26,11 +26,17 @@ struct QuantizeSetup {
   alignas(16) float encode[4] = {1, 1, 1, 1};
   MatrixView src{input, DType::kFP32, 4, 64};
   Fp4Tensor dst;
+  test::HostBuffers buffers;
   explicit QuantizeSetup(Fp4Format f) {
     std::fill(std::begin(data), std::end(data), 0x5a);
     std::fill(std::begin(scales), std::end(scales), 0x5a);
     std::fill(std::begin(global), std::end(global), 7.0f);
     for (int i = 0; i < 4 * 64; ++i) input[i] = static_cast<float>(i % 13) - 6.0f;
+    buffers.keep(input, sizeof input);
+    buffers.keep(data, sizeof data);
+    buffers.keep(scales, sizeof scales);
+    buffers.keep(global, sizeof global);
+    buffers.keep(encode, sizeof encode);
     dst.data = data;
     dst.scales = scales;
     dst.global_scale = f == Fp4Format::kNVFP4 ? global : nullptr;
@@ -38,12 +44,10 @@ struct QuantizeSetup {
     dst.rows = 4;
     dst.cols = 64;
   }
-  bool outputs_untouched() const {
-    for (auto b : data) if (b != 0x5a) return false;
-    for (auto b : scales) if (b != 0x5a) return false;
-    for (auto g : global) if (g != 7.0f) return false;
-    return true;
-  }
+  QuantizeSetup(const QuantizeSetup&) = delete;  // dst points into itself
+  QuantizeSetup& operator=(const QuantizeSetup&) = delete;
+  /// No byte of any buffer changed: the outputs, or the input they alias.
+  bool outputs_untouched() const { return buffers.unchanged(); }
 };
 
 struct Rule {
