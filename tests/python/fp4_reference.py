@@ -141,12 +141,14 @@ def quantize_mxfp4_rows(x):
 
 # ------------------------------------------------------ random operands ----
 
-def random_fp4(shape, fmt, *, generator, device="cpu", scale_layout=fp4moe.TILED_128X4, integer=False):
+def random_fp4(shape, fmt, *, generator, device="cpu", scale_layout=fp4moe.TILED_128X4, integer=False, level=0):
     """A random Fp4Tensor of logical shape (rows, K) or (groups, rows, K): every
     E2M1 code, random block scales, random NVFP4 global scales. With
     `integer`: block scales 2, 4 or 8 and global scale 1, so every decoded
     value is an integer of magnitude at most 48 (E2M1 has halves) and FP32
-    sums of their products are exact below 2^24 (K up to 7281)."""
+    sums of their products are exact below 2^24 (K up to 7281). `level`
+    multiplies every value by 2**level (NVFP4 through the global scales,
+    MXFP4 through the block exponents)."""
     *lead, rows, cols = shape
     groups = lead[0] if lead else 1
     data = torch.randint(0, 256, (groups, rows, cols // 2), generator=generator, dtype=torch.uint8)
@@ -161,8 +163,10 @@ def random_fp4(shape, fmt, *, generator, device="cpu", scale_layout=fp4moe.TILED
             global_scale = torch.ones(groups)
         else:
             global_scale = torch.rand(groups, generator=generator) * 1.5 + 0.5
+        global_scale = global_scale * 2.0 ** level
     else:
         low, high = (128, 131) if integer else (124, 131)  # 2^1..2^3 when integer
+        low, high = low + level, high + level
         scales = torch.randint(low, high, (groups, rows, sc), generator=generator, dtype=torch.uint8)
         global_scale = None
     if scale_layout == fp4moe.TILED_128X4:

@@ -2,6 +2,8 @@
 helper, FC2 over all experts (sparse alpha of any strides), FC1 with SwiGLU
 in BF16 and in NVFP4 (the quantised reference), and FC1 feeding FC2."""
 
+import math
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -76,8 +78,18 @@ def test_moe_dense_fc2(rng, fmt, out_dtype, tokens):
     ref.assert_close(got, want, out_dtype, "top_k hint")
 
 
+def gate_level(fmt, k):
+    """The power of two for A that puts FC1's gates' spread near 5: a gate sums
+    K products of values whose mean square is ~25 (NVFP4: E2M1 codes 8.6,
+    block scales 2.9) or ~104 (MXFP4's block scales 12.2). Unscaled, a gate is
+    in the hundreds, so silu is the identity or underflows to 0 and its curve
+    between is never tested (about half the reference was 0)."""
+    mean_square = 24.6 if fmt == fp4moe.NVFP4 else 104.0
+    return round(math.log2(5.0 / (mean_square * math.sqrt(k))))
+
+
 def fc1_case(rng, fmt, tokens, k, experts, inter, scaled):
-    a = ref.to_device(ref.random_fp4((tokens, k), fmt, generator=rng), "cuda")
+    a = ref.to_device(ref.random_fp4((tokens, k), fmt, generator=rng, level=gate_level(fmt, k)), "cuda")
     b = ref.to_device(ref.random_fp4((experts, 2 * inter, k), fmt, generator=rng), "cuda")
     scale = (torch.rand(experts, generator=rng) * 1.5 + 0.5).cuda() if scaled else None
     da, db = ref.decode(a)[0], ref.decode(b)
@@ -86,7 +98,9 @@ def fc1_case(rng, fmt, tokens, k, experts, inter, scaled):
         gate = ref.gemm_nt(da, db[e, :inter])
         up = ref.gemm_nt(da, db[e, inter:])
         parts.append(gate / (1 + torch.exp(-gate)) * up * (1.0 if scale is None else float(scale[e])))
-    return a, b, scale, torch.cat(parts, dim=1)
+    want = torch.cat(parts, dim=1)
+    assert (want.abs() < 1e-20).double().mean() <= 0.02, "reference values at 0: the gates saturate silu"
+    return a, b, scale, want
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

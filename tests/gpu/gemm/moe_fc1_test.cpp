@@ -5,10 +5,12 @@
 // and reported, everything else must match byte for byte.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
 #include "format/block_rules.hpp"
+#include "fp4moe/codec.hpp"
 #include "fp4moe/moe.hpp"
 #include "fp4moe/quantize.hpp"
 #include "gemm/gemm_test_util.hpp"
@@ -29,6 +31,34 @@ std::string describe(Fp4Format f, const Fc1Shape& s, bool scaled) {
   return o.str();
 }
 
+/// Redraws the block scales of `h` near 1 (2^-2..2^2; MXFP4's even 128-row
+/// bands up to 2^1, as fill_random keeps them) and multiplies every value by
+/// 2^level (NVFP4 through the global scales, MXFP4 through the exponents).
+/// Why: with fill_random's wide scales a gate is in the thousands, so silu
+/// is either the identity or underflows to 0 and its curve between the two
+/// is never tested (stop 69 counted ~44% of the reference at 0).
+void narrow_scales(test::HostFp4& h, test::Rng& rng, int level) {
+  const bool nv = h.t.format == Fp4Format::kNVFP4;
+  const std::int64_t scols = h.t.scale_cols();
+  for (std::int64_t g = 0; g < h.t.groups; ++g)
+    for (std::int64_t r = 0; r < h.t.rows; ++r)
+      for (std::int64_t c = 0; c < scols; ++c) {
+        const bool mx_small = (r / 128) % 2 == 0;
+        h.scales[static_cast<std::size_t>(g * h.t.scale_bytes_per_group() + scale_offset(h.t.scale_layout, r, c, scols))] =
+            nv ? encode_e4m3(std::exp2(rng.uniform(-2.0f, 2.0f)))
+               : static_cast<std::uint8_t>(127 + level + rng.integer(-2, mx_small ? 1 : 2));
+      }
+  for (float& v : h.global) v = std::ldexp(rng.uniform(0.5f, 2.0f), level);
+}
+
+/// The power of two that puts the gates' spread near 5 for K: a gate sums K
+/// products of values whose mean square is ~25 (NVFP4: E2M1 codes 8.6, its
+/// scales 2.9) or ~36 (MXFP4's scales 4.3) with the scales above.
+int gate_level(Fp4Format f, int k) {
+  const double mean_square = f == Fp4Format::kNVFP4 ? 24.6 : 36.5;
+  return static_cast<int>(std::lround(std::log2(5.0 / (mean_square * std::sqrt(double(k))))));
+}
+
 struct Fc1Data {
   test::HostFp4 a, b;
   std::vector<float> scale;
@@ -43,8 +73,13 @@ struct Fc1Data {
         dscale(static_cast<std::size_t>(s.experts)) {
     test::fill_random(a, rng);
     test::fill_random(b, rng);
+    narrow_scales(a, rng, gate_level(f, s.k));
+    narrow_scales(b, rng, 0);
     for (int e = 0; e < s.experts; ++e) scale.push_back(rng.uniform(0.5f, 2.0f));
     ref = reference::moe_dense_fc1_swiglu(a.t, b.t, scaled ? scale.data() : nullptr);
+    // The data reach silu's curve: few reference values are (nearly) 0.
+    const auto zeros = std::count_if(ref.begin(), ref.end(), [](double v) { return std::fabs(v) < 1e-20; });
+    EXPECT_LE(zeros, std::ssize(ref) / 50) << "reference values at 0: the gates saturate silu";
     da.upload(a);
     db.upload(b);
     dscale.upload(scale);
