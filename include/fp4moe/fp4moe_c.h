@@ -13,11 +13,13 @@
  *     them before anything is launched, and a refused call writes nothing.
  *   - GPU operations take device pointers and run asynchronously on `stream`
  *     (a cudaStream_t; null is the legacy default stream) of the current
- *     device; they do no host synchronisation and can be captured in a CUDA
- *     graph, except where a GEMM must first make or grow the library's
- *     per-stream workspace (include/fp4moe/gemm.hpp: run such a call once
- *     before capturing). Functions named fp4moe_cpu_* take host pointers and
- *     run on the calling thread.
+ *     device (a stream of another device is refused:
+ *     FP4MOE_ERROR_INVALID_ARGUMENT naming `stream`); they do no host
+ *     synchronisation and can be captured in a CUDA graph, except where a
+ *     GEMM must first make or grow the library's per-stream workspace
+ *     (include/fp4moe/gemm.hpp: run such a call once before capturing).
+ *     Functions named fp4moe_cpu_* take host pointers and run on the
+ *     calling thread.
  *   - The descriptors and enum values below are part of the ABI: any change
  *     to them bumps FP4MOE_C_ABI_VERSION, which fp4moe_abi_version() reports
  *     so a binding can refuse a library it was not written for. New

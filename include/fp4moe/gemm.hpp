@@ -19,8 +19,9 @@
 // Error), so run the call once on the stream before capturing it: the
 // captured call then finds the buffer big enough. `stream` and every
 // pointer belong to the current device (cudaSetDevice): the library plans,
-// keeps its workspace and launches there, and does not check the stream's
-// device (a stream of another device fails at the launch, a CudaError). Its kernel is a
+// keeps its workspace and launches there. A stream of another device is
+// refused (InvalidArgument naming `stream`, as in every entry point that
+// takes one); pointers are not checked. Its kernel is a
 // programmatic dependent launch: it may be scheduled while the kernel before
 // it in the stream finishes, and reads and writes global memory only after
 // that kernel has completed (README, "Operations").

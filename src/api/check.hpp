@@ -5,9 +5,12 @@
 // throws InvalidArgument("<function>", "<argument>", "<rule> (got ...)").
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <cstdint>
 #include <string>
 
+#include "common/device_info.hpp"
 #include "fp4moe/error.hpp"
 #include "fp4moe/tensor.hpp"
 
@@ -67,6 +70,18 @@ class ArgCheck {
             "must be 0 or cols (contiguous rows)", std::to_string(m.row_stride));
     require(m.group_stride == 0 || m.group_stride == m.rows * m.cols, argument + ".group_stride",
             "must be 0 or rows*cols (contiguous groups)", std::to_string(m.group_stride));
+  }
+
+  /// The library plans, keeps its workspace and launches on the current
+  /// device, so the stream must be one of its streams. (The entry points run
+  /// this rule last, as the one that asks CUDA; the default streams it
+  /// passes without asking.)
+  void stream_on_current_device(cudaStream_t stream) const {
+    if (follows_current_device(stream)) return;
+    const int have = stream_device(stream), current = current_device();
+    require(have == current, "stream",
+            "must belong to the current device " + std::to_string(current) + " (cudaSetDevice)",
+            "a stream of device " + std::to_string(have));
   }
 
   const char* function() const { return function_; }

@@ -17,6 +17,7 @@ void fp4_gemm_nt(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& d, cu
   detail::check_output(c, d, a.rows, b.rows, 1, a, b);
   const TuneShape call{GemmOp::kDense, a.format, detail::output_of(d.dtype), a.rows, b.rows, a.cols, 1};
   const auto pl = detail::plan_gemm(c, call, a.rows, options, b.prepacked);
+  c.stream_on_current_device(stream);
   if (a.rows == 0 || b.rows == 0) return;
   detail::launch_gemm(pl, a, b, detail::gemm_params(a, b, d, a.rows), stream);
 }
@@ -36,6 +37,7 @@ void m_grouped_fp4_gemm_nt_contiguous(const Fp4Tensor& a, const Fp4Tensor& b, co
   const TuneShape call{GemmOp::kContiguous, a.format, detail::output_of(d.dtype), std::max<std::int64_t>(1, a.rows / b.groups),
                        b.rows, a.cols, b.groups};
   const auto pl = detail::plan_gemm(c, call, a.rows, options, b.prepacked);
+  c.stream_on_current_device(stream);
   if (a.rows == 0 || b.rows == 0) return;
   kernels::GemmParams p = detail::gemm_params(a, b, d, a.rows);
   p.m_indices = m_indices;
@@ -56,6 +58,7 @@ void m_grouped_fp4_gemm_nt_masked(const Fp4Tensor& a, const Fp4Tensor& b, const 
   const TuneShape call{GemmOp::kMasked, a.format, detail::output_of(d.dtype), expected_m > 0 ? expected_m : a.rows, b.rows,
                        a.cols, b.groups};
   const auto pl = detail::plan_gemm(c, call, a.rows, options, b.prepacked);
+  c.stream_on_current_device(stream);
   if (a.rows == 0 || b.rows == 0) return;
   kernels::GemmParams p = detail::gemm_params(a, b, d, a.rows);
   p.masked_m = masked_m;

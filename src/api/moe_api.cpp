@@ -147,6 +147,7 @@ void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alp
   TuneShape call{GemmOp::kMoeFc2, a.format, detail::output_of(d.dtype), a.rows, b.rows, a.cols, alpha.cols};
   call.expert_width = expert_width;
   const auto pl = detail::plan_gemm(c, call, a.rows, options, b.prepacked);
+  c.stream_on_current_device(stream);
   if (a.rows == 0 || b.rows == 0) return;
   // The tokens past the direct tile's last whole tile, where few, as a call
   // of their own (tuning::moe_tail_tokens); both halves are planned, each
@@ -201,6 +202,7 @@ void run_fc1(const ArgCheck& c, const Fp4Tensor& a, const Fp4Tensor& b, const fl
   const TuneShape call{GemmOp::kMoeFc1, a.format, fp4_data ? GemmOutput::kNVFP4 : GemmOutput::kBF16, a.rows, b.rows, a.cols,
                        b.groups};
   const auto pl = detail::plan_gemm(c, call, a.rows, options);
+  c.stream_on_current_device(stream);
   if (a.rows == 0 || b.rows == 0) return;
   kernels::GemmParams p = detail::gemm_params(a, b, d, a.rows);
   p.n = static_cast<std::int32_t>(out_cols);
@@ -267,6 +269,7 @@ void moe_routing_alpha(const std::int32_t* topk_ids, const float* topk_weights, 
   c.positive(alpha.col_stride, "alpha.col_stride");  // distinct experts, distinct elements
   c.require(alpha.rows <= detail::kMax32 && alpha.cols <= detail::kMax32, "alpha", "rows and cols must fit 32-bit indexing",
             std::to_string(alpha.rows) + " x " + std::to_string(alpha.cols));
+  c.stream_on_current_device(stream);
   kernels::RoutingAlphaParams p;
   p.ids = topk_ids;
   p.weights = topk_weights;

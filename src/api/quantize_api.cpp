@@ -107,7 +107,9 @@ float nvfp4_global_encode_scale(float amax) { return detail::nvfp4_encode_scale_
 
 void quantize(const MatrixView& src, const Fp4Tensor& dst, cudaStream_t stream, const float* encode_scale) {
   const char* name = dst.format == Fp4Format::kMXFP4 ? "quantize_mxfp4" : "quantize_nvfp4";
-  check_quantize(ArgCheck(name), src, dst, encode_scale, /*device=*/true);
+  const ArgCheck c(name);
+  check_quantize(c, src, dst, encode_scale, /*device=*/true);
+  c.stream_on_current_device(stream);
   if (dst.rows == 0) return;
   if (dst.format == Fp4Format::kNVFP4 && encode_scale == nullptr) {
     // g from the tensor amax: amax into the decode-scale slot, quantize reading
@@ -139,19 +141,23 @@ void compute_amax(const MatrixView& src, float* amax, cudaStream_t stream) {
   c.non_negative(src.rows, "src.rows");
   c.positive(src.cols, "src.cols");
   c.multiple_of(src.cols, src.dtype == DType::kBF16 ? 8 : 4, "src.cols", "one 16-byte vector");
+  c.stream_on_current_device(stream);
   detail::launch_amax(src, amax, stream);
 }
 
 void dequantize(const Fp4Tensor& src, const MatrixView& dst, cudaStream_t stream) {
-  check_dequantize(ArgCheck("dequantize"), src, dst, /*device=*/true);
+  const ArgCheck c("dequantize");
+  check_dequantize(c, src, dst, /*device=*/true);
+  c.stream_on_current_device(stream);
   if (src.rows == 0) return;
   detail::launch_dequantize(src, dst, stream);
 }
 
 void convert_scale_layout(const void* src, ScaleLayout src_layout, void* dst, ScaleLayout dst_layout,
                           std::int64_t rows, std::int64_t cols, std::int64_t groups, cudaStream_t stream) {
-  check_convert(ArgCheck("convert_scale_layout"), src, src_layout, dst, dst_layout, rows, cols, groups,
-                /*device=*/true);
+  const ArgCheck c("convert_scale_layout");
+  check_convert(c, src, src_layout, dst, dst_layout, rows, cols, groups, /*device=*/true);
+  c.stream_on_current_device(stream);
   if (rows == 0) return;
   detail::launch_convert_scale_layout(static_cast<const std::uint8_t*>(src), src_layout,
                                       static_cast<std::uint8_t*>(dst), dst_layout, rows, cols, groups,
@@ -159,7 +165,9 @@ void convert_scale_layout(const void* src, ScaleLayout src_layout, void* dst, Sc
 }
 
 Fp4Tensor prepack_weights(const Fp4Tensor& weights, void* dst_data, cudaStream_t stream) {
-  check_prepack(ArgCheck("prepack_weights"), weights, dst_data, /*device=*/true);
+  const ArgCheck c("prepack_weights");
+  check_prepack(c, weights, dst_data, /*device=*/true);
+  c.stream_on_current_device(stream);
   if (weights.data_bytes() > 0)
     detail::launch_prepack_weights(static_cast<const std::uint8_t*>(weights.data), static_cast<std::uint8_t*>(dst_data),
                                    weights.data_bytes() / 4, stream);

@@ -15,6 +15,13 @@ int current_device() {
   return dev;
 }
 
+int stream_device(cudaStream_t stream) {
+  if (follows_current_device(stream)) return current_device();
+  int dev = 0;
+  FP4MOE_CUDA_CHECK(cudaStreamGetDevice(stream, &dev));
+  return dev;
+}
+
 int current_device_sm_count() {
   // Lock-free cache: a race only repeats the query.
   static std::array<std::atomic<int>, 64> cache{};

@@ -1,11 +1,21 @@
 // Cached facts about the current CUDA device (queried once per device).
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 namespace fp4moe::detail {
 
 /// Multiprocessor count of the current device.
 int current_device_sm_count();
 /// Index of the current device.
 int current_device();
+/// The legacy default stream (nullptr, cudaStreamLegacy) and
+/// cudaStreamPerThread: handles that name the current device's stream,
+/// whichever device is current.
+inline bool follows_current_device(cudaStream_t stream) {
+  return stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
+}
+/// Index of the device `stream` belongs to.
+int stream_device(cudaStream_t stream);
 
 }  // namespace fp4moe::detail
