@@ -13,8 +13,8 @@
  *     them before anything is launched, and a refused call writes nothing.
  *   - GPU operations take device pointers and run asynchronously on `stream`
  *     (a cudaStream_t; null is the legacy default stream) of the current
- *     device (a stream of another device is refused:
- *     FP4MOE_ERROR_INVALID_ARGUMENT naming `stream`); they do no host
+ *     device (a stream of another device is refused, outside graph
+ *     capture: FP4MOE_ERROR_INVALID_ARGUMENT naming `stream`); they do no host
  *     synchronisation and can be captured in a CUDA graph, except where a
  *     GEMM must first make or grow the library's per-stream workspace
  *     (include/fp4moe/gemm.hpp: run such a call once before capturing).

@@ -21,7 +21,8 @@
 // pointer belong to the current device (cudaSetDevice): the library plans,
 // keeps its workspace and launches there. A stream of another device is
 // refused (InvalidArgument naming `stream`, as in every entry point that
-// takes one); pointers are not checked. Its kernel is a
+// takes one), except while it captures a graph: CUDA does not tell a
+// capturing stream's device. Pointers are not checked. Its kernel is a
 // programmatic dependent launch: it may be scheduled while the kernel before
 // it in the stream finishes, and reads and writes global memory only after
 // that kernel has completed (README, "Operations").

@@ -73,11 +73,12 @@ class ArgCheck {
   }
 
   /// The library plans, keeps its workspace and launches on the current
-  /// device, so the stream must be one of its streams. (The entry points run
-  /// this rule last, as the one that asks CUDA; the default streams it
-  /// passes without asking.)
+  /// device, so the stream must be one of its streams. The entry points run
+  /// this rule last, as the one that asks CUDA; the default streams pass
+  /// without asking, and so does a capturing stream, whose device CUDA does
+  /// not tell while it captures (asking would invalidate the capture).
   void stream_on_current_device(cudaStream_t stream) const {
-    if (follows_current_device(stream)) return;
+    if (follows_current_device(stream) || stream_capturing(stream)) return;
     const int have = stream_device(stream), current = current_device();
     require(have == current, "stream",
             "must belong to the current device " + std::to_string(current) + " (cudaSetDevice)",

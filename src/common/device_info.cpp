@@ -22,6 +22,12 @@ int stream_device(cudaStream_t stream) {
   return dev;
 }
 
+bool stream_capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  FP4MOE_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+  return capture != cudaStreamCaptureStatusNone;
+}
+
 int current_device_sm_count() {
   // Lock-free cache: a race only repeats the query.
   static std::array<std::atomic<int>, 64> cache{};

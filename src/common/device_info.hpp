@@ -15,7 +15,10 @@ int current_device();
 inline bool follows_current_device(cudaStream_t stream) {
   return stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
 }
-/// Index of the device `stream` belongs to.
+/// Index of the device `stream` belongs to. Not while `stream` captures:
+/// CUDA refuses the query then, and the refusal invalidates the capture.
 int stream_device(cudaStream_t stream);
+/// Whether `stream` is capturing a CUDA graph.
+bool stream_capturing(cudaStream_t stream);
 
 }  // namespace fp4moe::detail

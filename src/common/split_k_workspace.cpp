@@ -27,12 +27,6 @@ struct Buffer {
 
 constexpr std::size_t align256(std::size_t x) { return (x + 255) / 256 * 256; }
 
-bool capturing(cudaStream_t stream) {
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  FP4MOE_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
-  return capture != cudaStreamCaptureStatusNone;
-}
-
 /// The key of a stream's buffers: the device, the handle, and for
 /// cudaStreamPerThread (one handle for every thread's own stream) the
 /// thread. (Not cudaStreamGetId's unique ID: a query the capture rules may
@@ -83,7 +77,7 @@ constexpr std::size_t kSplitKParts = 3, kGatherParts = 1;
 template <int Kind, std::size_t kParts>
 std::array<char*, kParts> reserve(cudaStream_t stream, const std::array<std::size_t, kParts>& need, const char* who) {
   Buffer<kParts>& b = buffers_of_kind<Kind, kParts>()[key_of(stream)];
-  const bool under_capture = capturing(stream);
+  const bool under_capture = stream_capturing(stream);
   bool short_of = false;
   for (std::size_t i = 0; i < kParts; ++i) short_of |= b.bytes[i] < align256(need[i]);
   if (short_of) {
@@ -179,7 +173,7 @@ std::size_t workspace_bytes(cudaStream_t stream) {
 }
 
 std::size_t release_workspace(cudaStream_t stream) {
-  if (capturing(stream))
+  if (stream_capturing(stream))
     throw InvalidArgument("release_workspace", "stream",
                           "is capturing a CUDA graph; release its workspace after the capture ends");
   // The buffers are this stream's alone: once its queued work is done,

@@ -1,10 +1,12 @@
-// Host call probe (not a product tool): what an entry point costs the calling
-// thread, and what of it the stream rule (the stream's device against the
-// current one: two CUDA queries for a created stream, none for the default
-// streams) adds. Times, per call, on the host clock:
-//   - the stream rule's queries alone, on a created stream;
-//   - fp4_gemm_nt enqueued (NVFP4 8 x 128 x 256, the heuristic's tactic) on
-//     the legacy default stream and on a created stream.
+// Host call probe (not a product tool): what an entry point costs the
+// calling thread, piece by piece. Times, per call, on the host clock:
+//   - the CUDA queries an entry point makes (cudaGetDevice; the stream
+//     rule's: is the stream capturing, its device);
+//   - the planning: the tuning-cache lookup, the heuristic and its check;
+//   - a TMA descriptor encoded; cudaFuncSetAttribute; an empty kernel
+//     launched with cudaLaunchKernelEx and the PDL attribute, as the GEMMs are;
+//   - fp4_gemm_nt whole (NVFP4 8 x 128 x 256, FP32 out), on the legacy
+//     default stream, on a created stream, and with the tactic forced.
 // Calls go in batches of 256 with a synchronisation between batches, so the
 // launch queue never fills and the time is the host's, not the GPU's.
 // Run on the GPU machine: build/tools/fp4moe_host_call_probe.
@@ -20,7 +22,9 @@
 
 #include "common/device_info.hpp"
 #include "fp4moe/gemm.hpp"
-#include "fp4moe/scale_layout.hpp"
+#include "kernels/sm90/tensor_map.hpp"
+#include "tuning/runtime_cache.hpp"
+#include "tuning/tactic_space.hpp"
 
 namespace {
 
@@ -32,6 +36,10 @@ namespace {
       std::exit(1);                                                \
     }                                                              \
   } while (0)
+
+__global__ void empty_kernel(int* sink) {
+  if (sink && threadIdx.x == 1024) *sink = 1;
+}
 
 /// Device bytes with random content (the GEMM's inputs; their values do not
 /// change the host's work, but nothing here runs on zeros).
@@ -92,14 +100,45 @@ int main() {
   cudaStream_t created = nullptr;
   CHECK(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking));
 
-  volatile int sink = 0;
-  const double query = ns_per_call([&] { sink = detail::stream_device(created) == detail::current_device(); }, created);
-  const double on_default = ns_per_call([&] { fp4_gemm_nt(a, b, d, nullptr); }, nullptr);
-  const double on_created = ns_per_call([&] { fp4_gemm_nt(a, b, d, created); }, created);
-  std::printf("host ns a call (median of 40 batches of 256):\n");
-  std::printf("  stream rule's queries (created stream)  %8.1f\n", query);
-  std::printf("  fp4_gemm_nt on the legacy default stream %8.1f\n", on_default);
-  std::printf("  fp4_gemm_nt on a created stream          %8.1f\n", on_created);
+  const TuneShape call{GemmOp::kDense, Fp4Format::kNVFP4, GemmOutput::kFP32, m, n, k, 1};
+  tuning::ProblemShape shape = tuning::problem_shape(call);
+  shape.sm_count = detail::current_device_sm_count();
+  const GemmTactic picked = tuning::pick_tactic(shape);
+  GemmOptions forced;
+  forced.tactic = &picked;
+
+  cudaLaunchAttribute pdl{};
+  pdl.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  pdl.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(132);
+  cfg.blockDim = dim3(384);
+  cfg.stream = created;
+  cfg.attrs = &pdl;
+  cfg.numAttrs = 1;
+  int* no_sink = nullptr;
+
+  volatile std::int64_t sink = 0;
+  struct Row {
+    const char* what;
+    std::function<void()> f;
+    cudaStream_t sync;
+  };
+  const Row rows[] = {
+      {"cudaGetDevice", [&] { sink = detail::current_device(); }, created},
+      {"stream rule: capturing? + its device", [&] { sink = detail::stream_capturing(created) + detail::stream_device(created); }, created},
+      {"tuning-cache lookup", [&] { sink = reinterpret_cast<std::intptr_t>(tuning::runtime_cache().lookup(0, tuning::key_of(call))); }, created},
+      {"heuristic: pick_tactic + check_tactic", [&] { sink = tuning::check_tactic(shape, tuning::pick_tactic(shape)).ok(); }, created},
+      {"TMA descriptor encoded", [&] { sink = kernels::make_fp4_tensor_map(b.data, n, k, 128, 256).opaque[0]; }, created},
+      {"cudaFuncSetAttribute (smem)",
+       [&] { CHECK(cudaFuncSetAttribute(empty_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024)); }, created},
+      {"empty kernel, cudaLaunchKernelEx + PDL", [&] { CHECK(cudaLaunchKernelEx(&cfg, empty_kernel, no_sink)); }, created},
+      {"fp4_gemm_nt, legacy default stream", [&] { fp4_gemm_nt(a, b, d, nullptr); }, nullptr},
+      {"fp4_gemm_nt, created stream", [&] { fp4_gemm_nt(a, b, d, created); }, created},
+      {"fp4_gemm_nt, created stream, tactic forced", [&] { fp4_gemm_nt(a, b, d, created, forced); }, created},
+  };
+  std::printf("host ns a call (median of 40 batches of 256); the heuristic's tactic: %s\n", picked.name().c_str());
+  for (const Row& r : rows) std::printf("  %-45s %9.1f\n", r.what, ns_per_call(r.f, r.sync));
   CHECK(cudaStreamDestroy(created));
-  return sink < 0;
+  return sink == -12345;
 }
