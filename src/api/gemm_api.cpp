@@ -12,8 +12,8 @@ using detail::ArgCheck;
 void fp4_gemm_nt(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& d, cudaStream_t stream, const GemmOptions& options) {
   const ArgCheck c("fp4_gemm_nt");
   detail::check_operands(c, a, b, /*b_prepacked_ok=*/true);
-  c.require(a.groups == 1, "a.groups", "must be 1 (dense GEMM)", std::to_string(a.groups));
-  c.require(b.groups == 1, "b.groups", "must be 1 (dense GEMM)", std::to_string(b.groups));
+  c.require(a.groups == 1, "a.groups", "must be 1 (dense GEMM)", a.groups);
+  c.require(b.groups == 1, "b.groups", "must be 1 (dense GEMM)", b.groups);
   detail::check_output(c, d, a.rows, b.rows, 1, a, b);
   const TuneShape call{GemmOp::kDense, a.format, detail::output_of(d.dtype), a.rows, b.rows, a.cols, 1};
   const auto pl = detail::plan_gemm(c, call, a.rows, options, b.prepacked);
@@ -26,9 +26,9 @@ void m_grouped_fp4_gemm_nt_contiguous(const Fp4Tensor& a, const Fp4Tensor& b, co
                                       cudaStream_t stream, const GemmOptions& options) {
   const ArgCheck c("m_grouped_fp4_gemm_nt_contiguous");
   detail::check_operands(c, a, b, /*b_prepacked_ok=*/true);
-  c.require(a.groups == 1, "a.groups", "must be 1 (A is [sum M, K])", std::to_string(a.groups));
-  c.require(b.groups <= kernels::kMaxGroups, "b.groups", "must be at most " + std::to_string(kernels::kMaxGroups),
-            std::to_string(b.groups));
+  c.require(a.groups == 1, "a.groups", "must be 1 (A is [sum M, K])", a.groups);
+  c.require(b.groups <= kernels::kMaxGroups, "b.groups",
+            [] { return "must be at most " + std::to_string(kernels::kMaxGroups); }, b.groups);
   c.not_null(m_indices, "m_indices");
   c.aligned(m_indices, 4, "m_indices");
   detail::check_output(c, d, a.rows, b.rows, 1, a, b);
@@ -49,11 +49,11 @@ void m_grouped_fp4_gemm_nt_masked(const Fp4Tensor& a, const Fp4Tensor& b, const 
   const ArgCheck c("m_grouped_fp4_gemm_nt_masked");
   detail::check_operands(c, a, b, /*b_prepacked_ok=*/true);
   c.equal(a.groups, b.groups, "a.groups", "b.groups");
-  c.require(b.groups <= kernels::kMaxGroups, "b.groups", "must be at most " + std::to_string(kernels::kMaxGroups),
-            std::to_string(b.groups));
+  c.require(b.groups <= kernels::kMaxGroups, "b.groups",
+            [] { return "must be at most " + std::to_string(kernels::kMaxGroups); }, b.groups);
   c.not_null(masked_m, "masked_m");
   c.aligned(masked_m, 4, "masked_m");
-  c.require(expected_m >= 0, "expected_m", "must not be negative", std::to_string(expected_m));
+  c.require(expected_m >= 0, "expected_m", "must not be negative", expected_m);
   detail::check_output(c, d, a.rows, b.rows, a.groups, a, b);
   const TuneShape call{GemmOp::kMasked, a.format, detail::output_of(d.dtype), expected_m > 0 ? expected_m : a.rows, b.rows,
                        a.cols, b.groups};

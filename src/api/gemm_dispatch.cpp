@@ -18,7 +18,7 @@ namespace fp4moe::detail {
 void check_operands(const ArgCheck& c, const Fp4Tensor& a, const Fp4Tensor& b, bool b_prepacked_ok) {
   check_fp4_tensor(c, a, "a", /*device=*/true);
   check_fp4_tensor(c, b, "b", /*device=*/true, b_prepacked_ok);
-  c.require(b.format == a.format, "b.format", std::string("must equal a.format (") + format_name(a.format) + ")",
+  c.require(b.format == a.format, "b.format", [&] { return std::string("must equal a.format (") + format_name(a.format) + ")"; },
             format_name(b.format));
   c.require(a.scale_layout == ScaleLayout::kTiled128x4, "a.scale_layout",
             "must be kTiled128x4 (quantize can write it; convert_scale_layout converts)");
@@ -28,9 +28,9 @@ void check_operands(const ArgCheck& c, const Fp4Tensor& a, const Fp4Tensor& b, b
   c.multiple_of(a.cols, 32, "a.cols", "K must be a multiple of 32");
   c.aligned(a.scales, 16, "a.scales");
   c.aligned(b.scales, 16, "b.scales");
-  c.require(a.rows * a.groups <= kMax32, "a", "rows*groups must fit 32-bit indexing", std::to_string(a.rows * a.groups));
-  c.require(b.rows * b.groups <= kMax32, "b", "rows*groups must fit 32-bit indexing", std::to_string(b.rows * b.groups));
-  c.require(a.cols <= kMax32, "a.cols", "K must fit 32-bit indexing", std::to_string(a.cols));
+  c.require(a.rows * a.groups <= kMax32, "a", "rows*groups must fit 32-bit indexing", a.rows * a.groups);
+  c.require(b.rows * b.groups <= kMax32, "b", "rows*groups must fit 32-bit indexing", b.rows * b.groups);
+  c.require(a.cols <= kMax32, "a.cols", "K must fit 32-bit indexing", a.cols);
 }
 
 std::int64_t output_span_bytes(const MatrixView& d, std::int64_t rows, std::int64_t cols, std::int64_t groups) {
@@ -45,18 +45,18 @@ void check_output(const ArgCheck& c, const MatrixView& d, std::int64_t rows, std
   c.equal(d.rows, rows, "d.rows", "the rows of A");
   c.equal(d.cols, cols, "d.cols", "the rows of B (N)");
   c.equal(d.groups, groups, "d.groups", "the groups of A");
-  c.require(d.col_stride == 1, "d.col_stride", "must be 1", std::to_string(d.col_stride));
-  c.require(d.row_stride == 0 || d.row_stride >= d.cols, "d.row_stride", "must be 0 or at least cols",
-            std::to_string(d.row_stride));
+  c.require(d.col_stride == 1, "d.col_stride", "must be 1", d.col_stride);
+  c.require(d.row_stride == 0 || d.row_stride >= d.cols, "d.row_stride", "must be 0 or at least cols", d.row_stride);
   c.require(d.group_stride == 0 || d.group_stride >= d.rows * d.ld(), "d.group_stride",
-            "must be 0 or at least rows*row_stride", std::to_string(d.group_stride));
+            "must be 0 or at least rows*row_stride", d.group_stride);
   c.aligned(d.data, dtype_size(d.dtype), "d.data");
   const std::int64_t d_bytes = output_span_bytes(d, rows, cols, groups);
   for (const auto* t : {&a, &b}) {
-    const std::string name = t == &a ? "a" : "b";
-    c.require(!ranges_overlap(d.data, d_bytes, t->data, t->data_bytes()), "d.data", "must not overlap " + name + ".data");
+    const char* name = t == &a ? "a" : "b";
+    c.require(!ranges_overlap(d.data, d_bytes, t->data, t->data_bytes()), "d.data",
+              [&] { return std::string("must not overlap ") + name + ".data"; });
     c.require(!ranges_overlap(d.data, d_bytes, t->scales, t->scale_bytes_total()), "d.data",
-              "must not overlap " + name + ".scales");
+              [&] { return std::string("must not overlap ") + name + ".scales"; });
   }
 }
 
@@ -155,10 +155,10 @@ GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call_in, std::int64_t m_r
   TuneShape call = call_in;
   if (call.op == GemmOp::kMoeFc2) {
     c.require(opt.moe_top_k >= 0 && opt.moe_top_k <= call.groups, "options.moe_top_k",
-              "must be in [0, E = " + std::to_string(call.groups) + "]", std::to_string(opt.moe_top_k));
+              [&] { return "must be in [0, E = " + std::to_string(call.groups) + "]"; }, opt.moe_top_k);
     call.top_k = opt.moe_top_k;
   } else {
-    c.require(opt.moe_top_k == 0, "options.moe_top_k", "must be 0 (a moe_dense_fc2 hint)", std::to_string(opt.moe_top_k));
+    c.require(opt.moe_top_k == 0, "options.moe_top_k", "must be 0 (a moe_dense_fc2 hint)", opt.moe_top_k);
   }
   tuning::ProblemShape shape = tuning::problem_shape(call);
   shape.b_prepacked = b_prepacked;
@@ -171,7 +171,7 @@ GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call_in, std::int64_t m_r
     c.require(!b_prepacked || e->launch_prepacked, "options.tactic",
               "has no kernel for prepacked weights (b.prepacked): the FP8 and CUDA-core (dp4a) routes read the standard "
               "bit order",
-              t.name());
+              [&] { return t.name(); });
   } else {
     shape.sm_count = current_device_sm_count();
     if (const GemmTactic* hit = tuning::runtime_cache().lookup(current_device(), tuning::key_of(call))) {

@@ -22,7 +22,7 @@ void check_alpha(const ArgCheck& c, const MatrixView& alpha) {
   c.dtype_in(alpha.dtype, {DType::kFP32}, "alpha.dtype");
   c.aligned(alpha.data, 4, "alpha.data");
   c.positive(alpha.cols, "alpha.cols");
-  c.require(alpha.groups == 1, "alpha.groups", "must be 1", std::to_string(alpha.groups));
+  c.require(alpha.groups == 1, "alpha.groups", "must be 1", alpha.groups);
   c.non_negative(alpha.row_stride, "alpha.row_stride");
   c.non_negative(alpha.col_stride, "alpha.col_stride");
 }
@@ -130,16 +130,18 @@ void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alp
                    cudaStream_t stream, const GemmOptions& options) {
   const ArgCheck c("moe_dense_fc2");
   detail::check_operands(c, a, b, /*b_prepacked_ok=*/true);
-  c.require(a.groups == 1, "a.groups", "must be 1 (A is [M, E*W])", std::to_string(a.groups));
-  c.require(b.groups == 1, "b.groups", "must be 1 (B is [N, E*W])", std::to_string(b.groups));
+  c.require(a.groups == 1, "a.groups", "must be 1 (A is [M, E*W])", a.groups);
+  c.require(b.groups == 1, "b.groups", "must be 1 (B is [N, E*W])", b.groups);
   check_alpha(c, alpha);
   c.equal(alpha.rows, a.rows, "alpha.rows", "the tokens (rows of A)");
   c.positive(expert_width, "expert_width");
   c.multiple_of(expert_width, 128, "expert_width", "W must be whole 128-column pipeline stages");
   c.require(alpha.cols * expert_width == a.cols, "expert_width",
-            "times the experts (alpha.cols = " + std::to_string(alpha.cols) + ") must equal K = a.cols = " +
-                std::to_string(a.cols),
-            std::to_string(expert_width));
+            [&] {
+              return "times the experts (alpha.cols = " + std::to_string(alpha.cols) + ") must equal K = a.cols = " +
+                     std::to_string(a.cols);
+            },
+            expert_width);
   detail::check_output(c, d, a.rows, b.rows, 1, a, b);
   c.require(!detail::ranges_overlap(d.data, detail::output_span_bytes(d, a.rows, b.rows, 1), alpha.data,
                                     alpha_span_bytes(alpha)),
@@ -186,7 +188,7 @@ namespace {
 /// Rules shared by both FC1 overloads; returns I.
 std::int64_t check_fc1(const ArgCheck& c, const Fp4Tensor& a, const Fp4Tensor& b, const float* expert_scale) {
   detail::check_operands(c, a, b);
-  c.require(a.groups == 1, "a.groups", "must be 1 (A is [M, K])", std::to_string(a.groups));
+  c.require(a.groups == 1, "a.groups", "must be 1 (A is [M, K])", a.groups);
   c.multiple_of(b.rows, 256, "b.rows", "2I with I a multiple of 128: gate and up rows per expert");
   c.aligned(expert_scale, 4, "expert_scale");
   // (E·I fits 32-bit indexing: check_operands bounds b.rows·b.groups = 2·E·I.)
@@ -242,13 +244,13 @@ void moe_dense_fc1_swiglu(const Fp4Tensor& a, const Fp4Tensor& b, const float* e
   c.aligned(out.global_scale, 4, "out.global_scale");
   c.equal(out.rows, a.rows, "out.rows", "the rows of A");
   c.equal(out.cols, b.groups * inter, "out.cols", "E*I");
-  c.require(out.groups == 1, "out.groups", "must be 1", std::to_string(out.groups));
+  c.require(out.groups == 1, "out.groups", "must be 1", out.groups);
   for (const Fp4Tensor* t : {&a, &b}) {
-    const std::string name = t == &a ? "a" : "b";
+    const char* name = t == &a ? "a" : "b";
     c.require(!detail::ranges_overlap(out.data, out.data_bytes(), t->data, t->data_bytes()), "out.data",
-              "must not overlap " + name + ".data");
+              [&] { return std::string("must not overlap ") + name + ".data"; });
     c.require(!detail::ranges_overlap(out.scales, out.scale_bytes_total(), t->scales, t->scale_bytes_total()), "out.scales",
-              "must not overlap " + name + ".scales");
+              [&] { return std::string("must not overlap ") + name + ".scales"; });
   }
   const MatrixView none{};
   run_fc1(c, a, b, expert_scale, none, static_cast<std::uint8_t*>(out.data), static_cast<std::uint8_t*>(out.scales),
@@ -268,7 +270,7 @@ void moe_routing_alpha(const std::int32_t* topk_ids, const float* topk_weights, 
   check_alpha(c, alpha);
   c.positive(alpha.col_stride, "alpha.col_stride");  // distinct experts, distinct elements
   c.require(alpha.rows <= detail::kMax32 && alpha.cols <= detail::kMax32, "alpha", "rows and cols must fit 32-bit indexing",
-            std::to_string(alpha.rows) + " x " + std::to_string(alpha.cols));
+            [&] { return std::to_string(alpha.rows) + " x " + std::to_string(alpha.cols); });
   c.stream_on_current_device(stream);
   kernels::RoutingAlphaParams p;
   p.ids = topk_ids;

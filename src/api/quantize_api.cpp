@@ -32,16 +32,15 @@ void check_quantize(const ArgCheck& c, const MatrixView& src, const Fp4Tensor& d
     // The GPU kernels: TMA coordinates are 32-bit signed (with a tile's
     // reach past the last column), scale offsets within a group 32-bit, and
     // NVFP4 tasks store two scale bytes at once.
-    c.require(dst.cols < (std::int64_t(1) << 30), "dst.cols", "must be below 2^30 on the GPU",
-              std::to_string(dst.cols));
+    c.require(dst.cols < (std::int64_t(1) << 30), "dst.cols", "must be below 2^30 on the GPU", dst.cols);
     c.require(dst.scale_bytes_per_group() < (std::int64_t(1) << 32), "dst",
               "scale bytes per group (with the 128x4 padding) must be below 2^32 on the GPU",
-              std::to_string(dst.scale_bytes_per_group()));
+              dst.scale_bytes_per_group());
     c.aligned(dst.scales, 2, "dst.scales");
   }
   // The GPU kernel indexes quantization blocks with 32 bits.
   c.require(dst.rows * dst.scale_cols() < (std::int64_t(1) << 31), "dst",
-            "rows*cols/block must be below 2^31 per group", std::to_string(dst.rows * dst.scale_cols()));
+            "rows*cols/block must be below 2^31 per group", dst.rows * dst.scale_cols());
   if (dst.format == Fp4Format::kMXFP4) {
     c.require(encode_scale == nullptr, "encode_scale", "must be null for MXFP4 (no global scale)");
   } else if (encode_scale) {
@@ -197,7 +196,7 @@ void quantize_mxfp4(const MatrixView& src, const Fp4Tensor& dst) {
 float compute_amax(const MatrixView& src) {
   const ArgCheck c("cpu::compute_amax");
   check_dense_input(c, src, /*device=*/false);
-  c.require(src.groups == 1, "src.groups", "must be 1 (one amax)", std::to_string(src.groups));
+  c.require(src.groups == 1, "src.groups", "must be 1 (one amax)", src.groups);
   float amax = 0;
   detail::amax_per_group_cpu(src, &amax);
   return amax;

@@ -4,10 +4,13 @@
 
 #include <cuda_runtime.h>
 
+#include <array>
+#include <atomic>
 #include <cstddef>
 #include <utility>
 
 #include "common/cuda_check.hpp"
+#include "common/device_info.hpp"
 
 namespace fp4moe::detail {
 
@@ -24,6 +27,21 @@ void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t
   config.dynamicSmemBytes = smem;
   config.stream = stream;
   FP4MOE_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+}
+
+/// cudaFuncSetAttribute(kernel, MaxDynamicSharedMemorySize, bytes), once per
+/// device and process: the attribute only bounds what a launch may ask, and
+/// setting it at every launch cost ~350 ns of host time (H200, docs/PERF.md
+/// stop 70). Each kernel (and bound) keeps its own `allowed` flags. (A
+/// cudaDeviceReset would clear the attribute, as it frees the library's
+/// per-stream workspaces: the library is not used across one.)
+template <class... Params>
+void allow_dynamic_smem(void (*kernel)(Params...), int bytes, std::array<std::atomic<bool>, 64>& allowed) {
+  const int device = current_device();
+  const bool cached = device >= 0 && device < static_cast<int>(allowed.size());
+  if (cached && allowed[static_cast<std::size_t>(device)].load(std::memory_order_acquire)) return;
+  FP4MOE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  if (cached) allowed[static_cast<std::size_t>(device)].store(true, std::memory_order_release);
 }
 
 }  // namespace fp4moe::detail

@@ -31,6 +31,8 @@
 #include <cuda_bf16.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 
 #include "common/cuda_check.hpp"
 #include "common/device_info.hpp"
@@ -203,7 +205,8 @@ void launch_t(const MatrixView& src, const Fp4Tensor& dst, const float* g_source
   shape.band_bytes = static_cast<std::uint64_t>(round_up(dst.scale_cols(), 4) * 128);
   shape.scale_group_bytes = static_cast<std::uint64_t>(dst.scale_bytes_per_group());
   const auto kernel = quantize_nvfp4_tma_kernel<kTiled>;
-  FP4MOE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+  static std::array<std::atomic<bool>, 64> allowed{};
+  allow_dynamic_smem(kernel, kSmemBytes, allowed);
   // One CTA per SM: the ring alone takes more than half of an SM's shared memory.
   static_assert(2 * kSmemBytes > 228 * 1024);
 

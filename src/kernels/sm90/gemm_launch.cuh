@@ -2,9 +2,12 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 
 #include "common/cuda_check.hpp"
 #include "common/device_info.hpp"
+#include "common/launch_kernel.cuh"
 #include "kernels/sm90/fp4_gemm_kernel.cuh"
 #include "kernels/sm90/gemm_registry.hpp"
 #include "kernels/sm90/pipeline_trace_host.hpp"
@@ -48,12 +51,20 @@ int resident_clusters(const Config& config) {
   return std::max(1, cached_clusters);
 }
 
+/// Lets the tile's kernel ask for the most dynamic shared memory any of its
+/// launches needs (the gather tiles' grows with M), once per device.
+template <class Cfg>
+void allow_kernel_smem() {
+  static std::array<std::atomic<bool>, 64> allowed{};
+  const std::int64_t most = Cfg::kGather ? Cfg::gather_smem_bytes(Cfg::kGatherMaxTokens) : Cfg::kSmemBytes;
+  detail::allow_dynamic_smem(fp4_gemm_kernel<Cfg>, static_cast<int>(most), allowed);
+}
+
 /// The launch configuration of a tile (grid left to the caller), its shared
-/// memory attribute set.
+/// memory allowed.
 template <class Cfg>
 cudaLaunchConfig_t gemm_launch_config(std::int64_t smem, cudaStream_t stream, const GemmLaunchAttributes& attrs) {
-  FP4MOE_CUDA_CHECK(
-      cudaFuncSetAttribute(fp4_gemm_kernel<Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  allow_kernel_smem<Cfg>();
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(static_cast<unsigned>(Cfg::kCluster));
   cfg.blockDim = dim3(Cfg::kThreads);
