@@ -19,24 +19,23 @@
 
 namespace fp4moe::detail {
 
-/// The text of an error's part, made only when a rule fails: a call that
-/// passes every rule builds no string (the checks of a GEMM call built ~80
-/// before, ~1.5 µs of host time; docs/PERF.md stop 70). A part is text
-/// (a literal, a string), an integer, nothing (nullptr), a Field, or a
-/// callable returning one of these (a rule or value that needs formatting).
-template <class T>
-std::string error_text(const T& v);
-
 /// An argument's name in two pieces ("a" and ".data"), joined only for an
 /// error.
 struct Field {
   std::string_view owner, member;
 };
 
+/// The text of an error's part, made only when a rule fails: a call that
+/// passes every rule builds no string (a GEMM call's checks built ~80
+/// before, ~1.5 µs of host time; docs/PERF.md stop 70). A part is text
+/// (a literal, a string), an integer, nothing (nullptr), a Field, or a
+/// callable returning one of these (a rule or value that needs formatting).
 template <class T>
 std::string error_text(const T& v) {
   if constexpr (std::is_same_v<T, std::nullptr_t>) {
     return {};
+  } else if constexpr (std::is_same_v<T, const char*> || std::is_same_v<T, char*>) {
+    return v ? std::string(v) : std::string();
   } else if constexpr (std::is_convertible_v<const T&, std::string_view>) {
     return std::string(std::string_view(v));
   } else if constexpr (std::is_same_v<T, Field>) {

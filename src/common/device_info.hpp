@@ -1,4 +1,5 @@
-// Cached facts about the current CUDA device (queried once per device).
+// Facts about the current CUDA device (the SM count cached once per device)
+// and about a stream: its device, whether it captures.
 #pragma once
 
 #include <cuda_runtime_api.h>

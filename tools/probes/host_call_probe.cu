@@ -20,6 +20,7 @@
 #include <random>
 #include <vector>
 
+#include "common/cuda_check.hpp"
 #include "common/device_info.hpp"
 #include "fp4moe/gemm.hpp"
 #include "kernels/sm90/tensor_map.hpp"
@@ -27,15 +28,6 @@
 #include "tuning/tactic_space.hpp"
 
 namespace {
-
-#define CHECK(x)                                                   \
-  do {                                                             \
-    const cudaError_t e = (x);                                     \
-    if (e != cudaSuccess) {                                        \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e)); \
-      std::exit(1);                                                \
-    }                                                              \
-  } while (0)
 
 __global__ void empty_kernel(int* sink) {
   if (sink && threadIdx.x == 1024) *sink = 1;
@@ -47,8 +39,8 @@ void* random_device_bytes(std::size_t n, std::mt19937& rng) {
   std::vector<std::uint8_t> h(n);
   for (auto& b : h) b = static_cast<std::uint8_t>(rng());
   void* p = nullptr;
-  CHECK(cudaMalloc(&p, n));
-  CHECK(cudaMemcpy(p, h.data(), n, cudaMemcpyHostToDevice));
+  FP4MOE_CUDA_CHECK(cudaMalloc(&p, n));
+  FP4MOE_CUDA_CHECK(cudaMemcpy(p, h.data(), n, cudaMemcpyHostToDevice));
   return p;
 }
 
@@ -57,13 +49,13 @@ double ns_per_call(const std::function<void()>& f, cudaStream_t sync_on) {
   constexpr int kBatch = 256, kRounds = 41;
   std::vector<double> per_call;
   for (int r = 0; r < kRounds; ++r) {
-    CHECK(cudaStreamSynchronize(sync_on));
+    FP4MOE_CUDA_CHECK(cudaStreamSynchronize(sync_on));
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < kBatch; ++i) f();
     const auto t1 = std::chrono::steady_clock::now();
     if (r > 0) per_call.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / kBatch);
   }
-  CHECK(cudaStreamSynchronize(sync_on));
+  FP4MOE_CUDA_CHECK(cudaStreamSynchronize(sync_on));
   std::nth_element(per_call.begin(), per_call.begin() + per_call.size() / 2, per_call.end());
   return per_call[per_call.size() / 2];
 }
@@ -86,19 +78,19 @@ int main() {
   for (Fp4Tensor* t : {&a, &b}) {
     std::vector<std::uint8_t> s(static_cast<std::size_t>(t->scale_bytes_total()));
     for (auto& v : s) v = static_cast<std::uint8_t>(0x30 + 8 * (rng() % 3));
-    CHECK(cudaMalloc(&t->scales, s.size()));
-    CHECK(cudaMemcpy(t->scales, s.data(), s.size(), cudaMemcpyHostToDevice));
+    FP4MOE_CUDA_CHECK(cudaMalloc(&t->scales, s.size()));
+    FP4MOE_CUDA_CHECK(cudaMemcpy(t->scales, s.data(), s.size(), cudaMemcpyHostToDevice));
     float one = 1.0f;
     void* g = nullptr;
-    CHECK(cudaMalloc(&g, sizeof one));
-    CHECK(cudaMemcpy(g, &one, sizeof one, cudaMemcpyHostToDevice));
+    FP4MOE_CUDA_CHECK(cudaMalloc(&g, sizeof one));
+    FP4MOE_CUDA_CHECK(cudaMemcpy(g, &one, sizeof one, cudaMemcpyHostToDevice));
     t->global_scale = static_cast<float*>(g);
   }
   void* out = nullptr;
-  CHECK(cudaMalloc(&out, m * n * 4));
+  FP4MOE_CUDA_CHECK(cudaMalloc(&out, m * n * 4));
   const MatrixView d{out, DType::kFP32, m, n};
   cudaStream_t created = nullptr;
-  CHECK(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking));
+  FP4MOE_CUDA_CHECK(cudaStreamCreateWithFlags(&created, cudaStreamNonBlocking));
 
   const TuneShape call{GemmOp::kDense, Fp4Format::kNVFP4, GemmOutput::kFP32, m, n, k, 1};
   tuning::ProblemShape shape = tuning::problem_shape(call);
@@ -131,14 +123,14 @@ int main() {
       {"heuristic: pick_tactic + check_tactic", [&] { sink = tuning::check_tactic(shape, tuning::pick_tactic(shape)).ok(); }, created},
       {"TMA descriptor encoded", [&] { sink = kernels::make_fp4_tensor_map(b.data, n, k, 128, 256).opaque[0]; }, created},
       {"cudaFuncSetAttribute (smem)",
-       [&] { CHECK(cudaFuncSetAttribute(empty_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024)); }, created},
-      {"empty kernel, cudaLaunchKernelEx + PDL", [&] { CHECK(cudaLaunchKernelEx(&cfg, empty_kernel, no_sink)); }, created},
+       [&] { FP4MOE_CUDA_CHECK(cudaFuncSetAttribute(empty_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024)); }, created},
+      {"empty kernel, cudaLaunchKernelEx + PDL", [&] { FP4MOE_CUDA_CHECK(cudaLaunchKernelEx(&cfg, empty_kernel, no_sink)); }, created},
       {"fp4_gemm_nt, legacy default stream", [&] { fp4_gemm_nt(a, b, d, nullptr); }, nullptr},
       {"fp4_gemm_nt, created stream", [&] { fp4_gemm_nt(a, b, d, created); }, created},
       {"fp4_gemm_nt, created stream, tactic forced", [&] { fp4_gemm_nt(a, b, d, created, forced); }, created},
   };
   std::printf("host ns a call (median of 40 batches of 256); the heuristic's tactic: %s\n", picked.name().c_str());
   for (const Row& r : rows) std::printf("  %-45s %9.1f\n", r.what, ns_per_call(r.f, r.sync));
-  CHECK(cudaStreamDestroy(created));
+  FP4MOE_CUDA_CHECK(cudaStreamDestroy(created));
   return sink == -12345;
 }
