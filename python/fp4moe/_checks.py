@@ -14,14 +14,23 @@ def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).replace("torch.", "")
 
 
+def _text(part):
+    """An error's rule or value: given as is, or as a callable that makes it
+    (formatting a shape or strides costs a few microseconds a call, and
+    only a failed rule needs it)."""
+    return part() if callable(part) else part
+
+
 class Checker:
     def __init__(self, function: str):
         self.function = function
 
-    def fail(self, argument: str, rule: str, got=None):
-        raise invalid_argument(self.function, argument, rule, got)
+    def fail(self, argument: str, rule, got=None):
+        raise invalid_argument(self.function, argument, _text(rule), _text(got))
 
-    def require(self, ok: bool, argument: str, rule: str, got=None) -> None:
+    def require(self, ok: bool, argument: str, rule, got=None) -> None:
+        """Fails with `rule` unless `ok`; `rule` and `got` may be callables,
+        called only on failure."""
         if not ok:
             self.fail(argument, rule, got)
 
@@ -40,7 +49,8 @@ class Checker:
         return t
 
     def shape(self, t: torch.Tensor, argument: str, shape) -> None:
-        self.require(tuple(t.shape) == tuple(shape), argument, f"must have shape {tuple(shape)}", f"{tuple(t.shape)}")
+        if tuple(t.shape) != tuple(shape):
+            self.fail(argument, f"must have shape {tuple(shape)}", f"{tuple(t.shape)}")
 
     def rows_apart(self, t: torch.Tensor, argument: str) -> None:
         """No row stride of 0 (expand() along the rows) with more than one row:
@@ -48,10 +58,11 @@ class Checker:
         read or written past its end."""
         self.require(t.shape[0] <= 1 or t.stride(0) != 0, argument,
                      "must not have a row stride of 0 with more than one row (expand() along M: pass .contiguous())",
-                     f"strides {t.stride()}")
+                     lambda: f"strides {t.stride()}")
 
     def numel(self, t: torch.Tensor, argument: str, n: int, what: str) -> None:
-        self.require(t.numel() == n, argument, f"must have {n} elements ({what})", f"{t.numel()}, shape {tuple(t.shape)}")
+        self.require(t.numel() == n, argument, lambda: f"must have {n} elements ({what})",
+                     lambda: f"{t.numel()}, shape {tuple(t.shape)}")
 
     def cuda_device(self, named) -> torch.device:
         """All tensors of `named` ({argument: tensor or None}) on one CUDA device; returns it."""
@@ -76,19 +87,19 @@ class Checker:
     def output_rows(self, out: torch.Tensor, argument: str) -> None:
         """An output written row by row: unit column stride, rows (and groups)
         at least a row (a group) apart."""
+        strides = lambda: f"strides {out.stride()}"  # noqa: E731 (made only for an error)
         self.require(out.stride(-1) == 1 or out.shape[-1] <= 1, argument, "must have unit stride in its last dimension",
-                     f"strides {out.stride()}")
+                     strides)
         if out.dim() >= 2:
             self.require(out.stride(-2) >= out.shape[-1] or out.shape[-2] <= 1, argument,
-                         "must have rows at least a row apart (stride(-2) >= shape[-1])", f"strides {out.stride()}")
+                         "must have rows at least a row apart (stride(-2) >= shape[-1])", strides)
         if out.dim() == 3:
             self.require(out.stride(0) >= out.shape[1] * out.stride(1) or out.shape[0] <= 1, argument,
-                         "must have groups at least a group apart (stride(0) >= shape[1]*stride(1))",
-                         f"strides {out.stride()}")
+                         "must have groups at least a group apart (stride(0) >= shape[1]*stride(1))", strides)
 
 
 def check_int32(c: Checker, v, argument: str, *, minimum: int = 0) -> int:
     """A Python int that a C int32 argument holds, at least `minimum`."""
     c.require(isinstance(v, int) and not isinstance(v, bool), argument, "must be an int", type(v).__name__)
-    c.require(minimum <= v < 2**31, argument, f"must be in [{minimum}, 2^31)", v)
+    c.require(minimum <= v < 2**31, argument, lambda: f"must be in [{minimum}, 2^31)", v)
     return v

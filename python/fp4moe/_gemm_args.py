@@ -12,7 +12,7 @@ from .tensor import Fp4Tensor
 def check_operand(c: Checker, t, name: str, *, grouped: bool, what: str) -> Fp4Tensor:
     """t is an Fp4Tensor, a stack of matrices when `grouped`, a single one otherwise."""
     c.require(isinstance(t, Fp4Tensor), name, "must be an fp4moe.Fp4Tensor", type(t).__name__)
-    c.require(t.grouped == grouped, name, f"must be {what}", f"shape {t.shape}")
+    c.require(t.grouped == grouped, name, lambda: f"must be {what}", lambda: f"shape {t.shape}")
     return t
 
 

@@ -4,6 +4,20 @@ import torch
 
 from . import _capi
 
+# The current stream's handle of a device index, as torch keeps it. The
+# public route (torch.cuda.current_stream(device).cuda_stream) makes a
+# Stream object and resolves the device on every call; torch's own raw
+# accessor (private, also what Triton calls) answers directly (host time of
+# each: tools/probes/python_call_probe.py, docs/PERF.md stop 70). The
+# public route where a torch lacks it.
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def current_stream_handle(device: torch.device) -> int:
+    if _raw_stream is not None:
+        return _raw_stream(device.index)
+    return torch.cuda.current_stream(device).cuda_stream
+
 
 def launch(device: torch.device, name: str, *args) -> None:
     """Calls C function `name` with `args` and, last, the current stream of
@@ -12,7 +26,7 @@ def launch(device: torch.device, name: str, *args) -> None:
     grow the library's per-stream workspace (fp4moe.workspace), which
     synchronises: not during a CUDA-graph capture."""
     if torch.cuda.current_device() == device.index:
-        _capi.call(name, *args, torch.cuda.current_stream(device).cuda_stream)
+        _capi.call(name, *args, current_stream_handle(device))
     else:
         with torch.cuda.device(device):
-            _capi.call(name, *args, torch.cuda.current_stream(device).cuda_stream)
+            _capi.call(name, *args, current_stream_handle(device))

@@ -37,11 +37,11 @@ def moe_dense_fc2(a: Fp4Tensor, b: Fp4Tensor, alpha: torch.Tensor, *, expert_wid
     check_operand(c, a, "a", grouped=False, what="a single matrix [M, E*W]")
     check_operand(c, b, "b", grouped=False, what="a single matrix [N, E*W]")
     c.tensor(alpha, "alpha", (torch.float32,), ndims=(2,), contiguous=False)
-    c.require(alpha.shape[0] == a.rows, "alpha", f"must have M = {a.rows} rows (the tokens of a)",
-              f"shape {tuple(alpha.shape)}")
+    c.require(alpha.shape[0] == a.rows, "alpha", lambda: f"must have M = {a.rows} rows (the tokens of a)",
+              lambda: f"shape {tuple(alpha.shape)}")
     c.rows_apart(alpha, "alpha")
     if expert_width is None:
-        c.require(alpha.shape[1] > 0, "alpha", "must have at least one expert column", f"shape {tuple(alpha.shape)}")
+        c.require(alpha.shape[1] > 0, "alpha", "must have at least one expert column", lambda: f"shape {tuple(alpha.shape)}")
         expert_width = a.cols // alpha.shape[1]
     check_int32(c, expert_width, "expert_width")
     check_int32(c, top_k, "top_k")
@@ -105,8 +105,8 @@ def moe_dense_fc1_swiglu_nvfp4(a: Fp4Tensor, b: Fp4Tensor, encode_scale: torch.T
     if out is not None:
         c.require(isinstance(out, Fp4Tensor), "out", "must be an fp4moe.Fp4Tensor", type(out).__name__)
         c.require(out.format == NVFP4 and out.scale_layout == TILED_128X4, "out",
-                  "must be NVFP4 with tiled128x4 scales", f"{out.format}, {out.scale_layout}")
-        c.require(out.shape == shape, "out", f"must have shape {shape}", out.shape)
+                  "must be NVFP4 with tiled128x4 scales", lambda: f"{out.format}, {out.scale_layout}")
+        c.require(out.shape == shape, "out", lambda: f"must have shape {shape}", out.shape)
     check_tactic(c, tactic)
     outs = {} if out is None else operand_tensors(out, "out")
     device = c.cuda_device({**operand_tensors(a, "a"), **operand_tensors(b, "b"), "expert_scale": expert_scale,
@@ -151,7 +151,7 @@ def moe_routing_alpha(topk_ids: torch.Tensor, topk_weights: torch.Tensor, num_ex
         c.tensor(expert_scale, "expert_scale", (torch.float32,), ndims=(1,))
         c.shape(expert_scale, "expert_scale", (num_experts,))
     top_k = topk_ids.shape[1]
-    c.require(1 <= top_k < 2**31, "topk_ids", "must have at least one column (top_k)", f"shape {tuple(topk_ids.shape)}")
+    c.require(1 <= top_k < 2**31, "topk_ids", "must have at least one column (top_k)", lambda: f"shape {tuple(topk_ids.shape)}")
     device = c.cuda_device({"topk_ids": topk_ids, "topk_weights": topk_weights, "expert_scale": expert_scale,
                             "out": out})
     out = output(out, torch.float32, shape, device)

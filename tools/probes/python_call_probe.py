@@ -42,7 +42,10 @@ def main():
     out = torch.empty(m, n, device="cuda", dtype=torch.float32)
     out16 = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
     wt = w.t()
+    dev = x.device
     rows = [
+        ("torch.cuda.current_stream(d).cuda_stream", lambda: torch.cuda.current_stream(dev).cuda_stream),
+        ("torch._C._cuda_getCurrentRawStream(i)", lambda: torch._C._cuda_getCurrentRawStream(dev.index)),
         ("torch.matmul BF16 (out=)", lambda: torch.matmul(x, wt, out=out16)),
         ("fp4moe.fp4_gemm_nt (out=)", lambda: fp4moe.fp4_gemm_nt(a, b, out=out)),
         ("fp4moe.fp4_gemm_nt (allocating)", lambda: fp4moe.fp4_gemm_nt(a, b, out_dtype=torch.float32)),
@@ -50,7 +53,7 @@ def main():
     print(f"host us a call, NVFP4 {m} x {n} x {k} (median of 20 batches of 256)")
     for name, f in rows:
         f()
-        print(f"  {name:<34} {us_per_call(f):8.2f}")
+        print(f"  {name:<42} {us_per_call(f):8.2f}")
     prof = cProfile.Profile()
     prof.enable()
     for _ in range(2000):
