@@ -18,6 +18,21 @@ def test_errors_are_value_errors():
         fp4moe.quantize_nvfp4(torch.zeros(4, 16))
 
 
+def test_a_rule_that_holds_makes_no_error_text():
+    from fp4moe._checks import Checker
+    made = []
+
+    def text():
+        made.append(1)
+        return "text"
+
+    c = Checker("f")
+    c.require(True, "x", text, text)
+    assert not made
+    with refuses("f", "x", r"must hold \(got 7\)"):
+        c.require(False, "x", lambda: "must hold", lambda: 7)
+
+
 # -------------------------------------------------------------- devices ----
 
 def test_gpu_operations_refuse_cpu_tensors(rng):
