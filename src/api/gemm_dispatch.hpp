@@ -67,7 +67,7 @@ struct PlannedTactic {
   enum class Source { kNone, kForced, kCache, kHeuristic };
   GemmTactic tactic;  ///< the whole call's plan (the caller's, the cache's or the heuristic's)
   Source source = Source::kNone;
-  GemmTactic head;           ///< the whole tiles' call's tactic, where tail_tokens > 0
+  GemmTactic head;           ///< the first call's tactic (M - tail_tokens tokens), where tail_tokens > 0
   GemmTactic tail;           ///< the tail's tactic, where tail_tokens > 0
   std::int64_t tail_tokens = 0;
   /// What ran: the tactic's name, or both calls' ("HEAD + tail N: TAIL").

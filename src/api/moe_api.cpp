@@ -5,6 +5,7 @@
 
 #include "api/gemm_dispatch.hpp"
 #include "common/split_k_workspace.hpp"
+#include "format/format_ops.hpp"
 #include "fp4moe/moe.hpp"
 #include "kernels/moe/gather_tokens.hpp"
 #include "kernels/moe/routing_alpha.hpp"
@@ -106,14 +107,23 @@ void run_fc2(const detail::GemmPlan& pl, const Fp4Tensor& a, const Fp4Tensor& b,
   detail::launch_gemm(pl, a, b, p, stream);
 }
 
-/// Rows [first, first + count) of a single FP4 matrix whose scale rows
-/// start a 128-row scale tile there (first a multiple of 128).
-Fp4Tensor fp4_rows(const Fp4Tensor& t, std::int64_t first, std::int64_t count) {
+/// Rows [first, first + count) of a single FP4 matrix. Its scales: where
+/// `first` starts a 128-row scale band, the band's; otherwise `retiled`, a
+/// copy of the rows' scales that starts a band (the kernels read an
+/// operand's scales in whole bands from its first row), which the caller
+/// fills (launch_copy_tiled_scale_rows) before the call reads it.
+Fp4Tensor fp4_rows(const Fp4Tensor& t, std::int64_t first, std::int64_t count, std::uint8_t* retiled = nullptr) {
   Fp4Tensor r = t;
   r.data = static_cast<std::uint8_t*>(t.data) + first * (t.cols / 2);
-  r.scales = static_cast<std::uint8_t*>(t.scales) + scale_offset(t.scale_layout, first, 0, t.scale_cols());
+  r.scales = first % 128 == 0 ? static_cast<std::uint8_t*>(t.scales) + scale_offset(t.scale_layout, first, 0, t.scale_cols())
+                              : retiled;
   r.rows = count;
   return r;
+}
+
+/// Bytes of the gathered copy a planned call takes of the gather workspace (0: none).
+std::size_t gathered_bytes(const detail::GemmPlan& pl, std::int64_t tokens, std::int64_t experts, int expert_width) {
+  return pl.kernel->tactic.moe_gather ? kernels::gather_layout(tokens, experts, expert_width).bytes : 0;
 }
 
 /// Rows [first, first + count) of a matrix view.
@@ -152,8 +162,9 @@ void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alp
   c.stream_on_current_device(stream);
   if (a.rows == 0 || b.rows == 0) return;
   // The tokens past the direct tile's last whole tile, where few, as a call
-  // of their own (tuning::moe_tail_tokens); both halves are planned, each
-  // for its own tokens, before either launches.
+  // of their own, or 145-192 tokens as 96 and the rest (tuning::
+  // moe_tail_tokens); both halves are planned, each for its own tokens, and
+  // all workspace reserved before anything launches.
   const detail::PlannedTactic whole = detail::last_planned_tactic();
   const int tail = whole.source == detail::PlannedTactic::Source::kForced
                        ? 0
@@ -178,9 +189,22 @@ void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alp
   detail::set_last_planned_tactic(noted);
   reserve_fc2(head_plan, head, alpha.cols, expert_width, stream);
   reserve_fc2(tail_plan, tail, alpha.cols, expert_width, stream);
+  // A tail that starts inside a scale band (the split at 96) reads a copy of
+  // its scales, kept in the gather workspace past what either call's
+  // gathered copy takes there (each call runs its gathering first).
+  std::uint8_t* retiled = nullptr;
+  if (head % 128 != 0) {
+    const std::size_t at = (std::max(gathered_bytes(head_plan, head, alpha.cols, expert_width),
+                                     gathered_bytes(tail_plan, tail, alpha.cols, expert_width)) +
+                            255) / 256 * 256;
+    const auto bytes = static_cast<std::size_t>(scale_bytes(ScaleLayout::kTiled128x4, tail, a.scale_cols()));
+    retiled = detail::gather_workspace(stream, at + bytes) + at;
+    detail::launch_copy_tiled_scale_rows(static_cast<const std::uint8_t*>(a.scales), head, tail, a.scale_cols(), retiled,
+                                         stream);
+  }
   run_fc2(head_plan, fp4_rows(a, 0, head), b, view_rows(alpha, 0, head), expert_width, view_rows(d, 0, head), stream);
-  run_fc2(tail_plan, fp4_rows(a, head, tail), b, view_rows(alpha, head, tail), expert_width, view_rows(d, head, tail),
-          stream);
+  run_fc2(tail_plan, fp4_rows(a, head, tail, retiled), b, view_rows(alpha, head, tail), expert_width,
+          view_rows(d, head, tail), stream);
 }
 
 namespace {

@@ -14,7 +14,8 @@
 // leaves them zero again. The scratch integers (weighted stream-K's token
 // block counts) are written by each call before its GEMM reads them. The
 // gathered moe_dense_fc2 formulation keeps its copy of the tokens in a
-// second buffer per (device, stream) with the same rules. Both live until
+// second buffer per (device, stream) with the same rules (and a call split
+// at 96 tokens its second call's block scales, moved to a band start). Both live until
 // release_workspace(stream) or the process's end.
 #pragma once
 

@@ -33,6 +33,11 @@ void launch_dequantize(const Fp4Tensor& src, const MatrixView& dst, cudaStream_t
 void launch_convert_scale_layout(const std::uint8_t* src, ScaleLayout src_layout, std::uint8_t* dst,
                                  ScaleLayout dst_layout, std::int64_t rows, std::int64_t cols,
                                  std::int64_t groups, cudaStream_t stream);
+/// Rows [first, first + rows) of a tiled scale matrix with `cols` scale
+/// columns into a tiled matrix of their own at dst (rows padded to 128 with
+/// 0; src and dst 4-byte aligned, not overlapping): tiled_rows_word.
+void launch_copy_tiled_scale_rows(const std::uint8_t* src, std::int64_t first, std::int64_t rows, std::int64_t cols,
+                                  std::uint8_t* dst, cudaStream_t stream);
 /// prepack_weights_cpu on the device (src and dst 4-byte aligned).
 void launch_prepack_weights(const std::uint8_t* src, std::uint8_t* dst, std::int64_t words, cudaStream_t stream);
 

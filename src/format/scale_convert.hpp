@@ -30,4 +30,18 @@ FP4MOE_HD std::uint8_t converted_scale_byte(const std::uint8_t* src, ScaleLayout
   return src[tiled128x4_offset(p / cols, p % cols, cols)];
 }
 
+/// Word q of a tiled matrix that holds rows [first, first + rows) of the
+/// tiled matrix `src` (same cols), rows past them 0. A word is one row's
+/// four scale columns of a 128x4 chunk, so the copy moves whole words. The
+/// GEMM kernels read an operand's scales in whole 128-row bands from its
+/// first row, so a call on rows that start inside a band reads such a copy
+/// (moe_dense_fc2's split at 96 tokens). Columns past cols are the source's
+/// padding, copied as they are.
+FP4MOE_HD std::uint32_t tiled_rows_word(const std::uint32_t* src, std::int64_t first, std::int64_t rows,
+                                        std::int64_t cols, std::int64_t q) {
+  std::int64_t r, c;
+  tiled128x4_coords(4 * q, cols, r, c);
+  return r < rows ? src[tiled128x4_offset(first + r, c, cols) / 4] : 0u;
+}
+
 }  // namespace fp4moe::detail

@@ -19,7 +19,25 @@ __global__ void convert_scale_layout_kernel(const std::uint8_t* __restrict__ src
     dst[g * dst_bytes + p] = converted_scale_byte(src + g * src_bytes, src_layout, p, rows, cols);
 }
 
+__global__ void copy_tiled_scale_rows_kernel(const std::uint32_t* __restrict__ src, std::int64_t first,
+                                             std::int64_t rows, std::int64_t cols, std::uint32_t* __restrict__ dst,
+                                             std::int64_t words) {
+  for (std::int64_t q = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; q < words;
+       q += std::int64_t(gridDim.x) * blockDim.x)
+    dst[q] = tiled_rows_word(src, first, rows, cols, q);
+}
+
 }  // namespace
+
+void launch_copy_tiled_scale_rows(const std::uint8_t* src, std::int64_t first, std::int64_t rows, std::int64_t cols,
+                                  std::uint8_t* dst, cudaStream_t stream) {
+  const std::int64_t words = scale_bytes(ScaleLayout::kTiled128x4, rows, cols) / 4;
+  constexpr int kThreads = 256;
+  const std::int64_t blocks = std::min<std::int64_t>(ceil_div(words, kThreads), current_device_sm_count() * 8LL);
+  launch_kernel(copy_tiled_scale_rows_kernel, dim3(static_cast<unsigned>(std::max<std::int64_t>(blocks, 1))), kThreads,
+                0, stream, reinterpret_cast<const std::uint32_t*>(src), first, rows, cols,
+                reinterpret_cast<std::uint32_t*>(dst), words);
+}
 
 void launch_convert_scale_layout(const std::uint8_t* src, ScaleLayout src_layout, std::uint8_t* dst,
                                  ScaleLayout dst_layout, std::int64_t rows, std::int64_t cols,

@@ -335,21 +335,32 @@ GemmTactic pick_tile(const ProblemShape& shape) {
 /// the direct tile) would cost more than the whole tile it saves. (The
 /// 256-K stage tiles keep those ratios: 319, 162 and 236 us.) With 256-K
 /// stages a tail of 65-96 takes the 96-token tile (stop 38: 237 us against
-/// the direct tile's 299; M = 224 and 352 0.89-0.95x the time). (The split
-/// is at a whole tile: the tail's tokens start a 128-row scale band, which
-/// a call's A must. Stop 60 tried M = 145-192 as 96 + the rest: the second
-/// call's A started mid-band and faulted.)
+/// the direct tile's 299; M = 224 and 352 0.89-0.95x the time).
+///
+/// With 256-K stages, 145-192 tokens (17-64 past one direct tile) run as
+/// 96 on the 96-token tile and the rest (49-96) on a swap-AB tile, with no
+/// direct tile: stop 70's main job (H200, NVFP4) ran M = 96 in 227 us on
+/// the 96-token tile, 64 in 182 on the 64-token one, 32 in 127 and 128 in
+/// 293 on the direct tile, so M = 160 takes 227 + 182 against 293 + 127
+/// and M = 192 227 + 227 against 293 + 182 (predicted 0.96-0.97x and
+/// 0.95x). The second call's tokens then start inside a 128-row scale band,
+/// which the kernels cannot read from: the call copies their scales to a
+/// band start first (moe_dense_fc2; stop 60 tried the split without the
+/// copy, and it faulted). 129-144 tokens keep 128 + the rest: 16 past the
+/// direct tile take the 16-token tile, cheaper than the 64-token one.
 int moe_tail_tokens(const ProblemShape& s, const GemmTactic& picked, int block_tokens) {
   if (s.layout != kernels::Layout::kMoeDense || picked.swap_ab || picked.moe_gather || picked.fp8 || block_tokens <= 0 ||
       s.m <= block_tokens)
     return 0;
-  const int tail = s.m % block_tokens;
-  if (tail <= 64) return tail;
-  // 65-96 tokens: where the 96-token swap-AB tile serves the stages.
+  // The widest swap-AB tile below the direct tile's tokens with these stages (the 96-token one).
+  int widest = 0;
   for (const GemmTactic& t : compiled_tactics(s.format, s.layout))
-    if (t.swap_ab && !t.moe_gather && t.block_n >= tail && t.block_n < block_tokens && t.block_k == picked.block_k)
-      return tail;
-  return 0;
+    if (t.swap_ab && !t.moe_gather && t.block_n < block_tokens && t.block_k == picked.block_k)
+      widest = std::max(widest, t.block_n);
+  const int tail = s.m % block_tokens;
+  if (widest == 96 && block_tokens == 128 && s.m < 2 * block_tokens && tail > 16 && tail <= 64) return s.m - widest;
+  if (tail <= 64) return tail;
+  return tail <= widest ? tail : 0;  // 65-96 tokens: where the 96-token tile serves the stages
 }
 
 /// The gather tiles' split: stream-K over (tile, expert) units where the

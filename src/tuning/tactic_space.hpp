@@ -80,7 +80,9 @@ int heuristic_split_k(const ProblemShape& shape, const GemmTactic& tile);
 /// the 96-token tile serves picked's stages), the entry point runs those
 /// tail tokens as a call of their own (a swap-AB tile, picked for them),
 /// after the whole tiles: their padded tile costs as much as a full one, the
-/// swap-AB tiles less. Returns the tail's tokens, 0 for no split.
+/// swap-AB tiles less. Where the 96-token tile serves the stages, 145-192
+/// tokens split at 96 instead (two swap-AB calls; the tail then starts
+/// inside a 128-row scale band). Returns the tail's tokens, 0 for no split.
 int moe_tail_tokens(const ProblemShape& shape, const GemmTactic& picked, int block_tokens);
 
 /// Why a tactic cannot run a shape: the rules the entry points enforce on

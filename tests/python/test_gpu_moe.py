@@ -57,9 +57,11 @@ def fc2_reference(a, b, alpha, width):
 
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("out_dtype", [torch.bfloat16, torch.float32])
-@pytest.mark.parametrize("tokens", [1, 45, 160])
-def test_moe_dense_fc2(rng, fmt, out_dtype, tokens):
-    experts, width, n, top_k = 8, 128, 256, 2
+@pytest.mark.parametrize("tokens, width", [(1, 128), (45, 128), (160, 128), (176, 256)])
+def test_moe_dense_fc2(rng, fmt, out_dtype, tokens, width):
+    # (176 tokens at W = 256: two calls, 96 tokens and 80 whose scales start
+    # inside a 128-row band.)
+    experts, n, top_k = 8, 256, 2
     a = ref.to_device(ref.random_fp4((tokens, experts * width), fmt, generator=rng), "cuda")
     b = ref.to_device(ref.random_fp4((n, experts * width), fmt, generator=rng), "cuda")
     ids, weights = random_routing(rng, tokens, experts, top_k)

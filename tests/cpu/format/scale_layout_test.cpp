@@ -1,8 +1,12 @@
 // The 128x4 tiled scale layout: the offset formula on hand-computed points, its
-// bijectivity on ragged shapes, and CPU conversions both ways.
+// bijectivity on ragged shapes, CPU conversions both ways, and a window of
+// rows moved to a band start.
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "format/scale_convert.hpp"
 #include "fp4moe/quantize.hpp"
@@ -72,6 +76,28 @@ INSTANTIATE_TEST_SUITE_P(Shapes, RaggedShapes,
                          ::testing::Values(std::pair<std::int64_t, std::int64_t>{1, 1}, std::pair<std::int64_t, std::int64_t>{7, 3},
                                            std::pair<std::int64_t, std::int64_t>{127, 4}, std::pair<std::int64_t, std::int64_t>{128, 5},
                                            std::pair<std::int64_t, std::int64_t>{129, 8}, std::pair<std::int64_t, std::int64_t>{300, 13}));
+
+// A window of rows moved to a band start (moe_dense_fc2's split at 96
+// tokens), word by word, against the same rows taken from the row-major
+// form and tiled again: windows that start inside a band, cross one, end at
+// the matrix's last row or before it.
+TEST(Tiled128x4, RowWindowEqualsItsRowsTiledAgain) {
+  test::Rng rng;
+  const std::int64_t rows = 300, cols = 13;  // (13: padding columns too)
+  std::vector<std::uint8_t> row_major(static_cast<std::size_t>(rows * cols));
+  for (auto& b : row_major) b = static_cast<std::uint8_t>(rng.integer(1, 255));
+  std::vector<std::uint32_t> tiled(static_cast<std::size_t>(scale_bytes(ScaleLayout::kTiled128x4, rows, cols) / 4));
+  cpu::convert_scale_layout(row_major.data(), ScaleLayout::kRowMajor, tiled.data(), ScaleLayout::kTiled128x4, rows, cols, 1);
+  for (const auto& [first, count] : {std::pair<std::int64_t, std::int64_t>{96, 64}, {96, 96}, {5, 130}, {128, 44}, {250, 50}}) {
+    SCOPED_TRACE(std::to_string(first) + " + " + std::to_string(count));
+    std::vector<std::uint32_t> want(static_cast<std::size_t>(scale_bytes(ScaleLayout::kTiled128x4, count, cols) / 4));
+    cpu::convert_scale_layout(row_major.data() + first * cols, ScaleLayout::kRowMajor, want.data(),
+                              ScaleLayout::kTiled128x4, count, cols, 1);
+    for (std::size_t q = 0; q < want.size(); ++q)
+      ASSERT_EQ(detail::tiled_rows_word(tiled.data(), first, count, cols, static_cast<std::int64_t>(q)), want[q])
+          << "word " << q;
+  }
+}
 
 TEST(ScaleLayout, QuantizerWritesTheSameScalesInBothLayouts) {
   test::Rng rng;

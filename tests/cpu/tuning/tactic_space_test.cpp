@@ -80,7 +80,8 @@ TEST(TacticSpace, StreamKOnlyWhereTheHostKnowsTheTiles) {
 }
 
 // moe_dense_fc2's token tail: 1-64 tokens past the direct tile's last
-// whole tile, and nothing on any other tile, layout or M.
+// whole tile (65-96 and the split at 96 where the 96-token tile serves the
+// stages), and nothing on any other tile, layout or M.
 TEST(TacticSpace, MoeTailTokensPastTheDirectTile) {
   const TuneShape base{GemmOp::kMoeFc2, Fp4Format::kNVFP4, GemmOutput::kBF16, 160, 7168, 65536, 256, 256};
   auto tail_at = [&](int m, const GemmTactic& t) {
@@ -105,8 +106,14 @@ TEST(TacticSpace, MoeTailTokensPastTheDirectTile) {
   direct256.stages = 4;
   EXPECT_EQ(tail_at(224, direct256), 96);  // the 96-token swap-AB tile
   EXPECT_EQ(tail_at(200, direct256), 72);
-  EXPECT_EQ(tail_at(160, direct256), 32);
-  EXPECT_EQ(tail_at(192, direct256), 64);
+  // 145-192 tokens: 96 and the rest, both on swap-AB tiles.
+  EXPECT_EQ(tail_at(145, direct256), 49);
+  EXPECT_EQ(tail_at(160, direct256), 64);
+  EXPECT_EQ(tail_at(161, direct256), 65);
+  EXPECT_EQ(tail_at(192, direct256), 96);
+  EXPECT_EQ(tail_at(144, direct256), 16);  // 16 past the direct tile: the 16-token tile
+  EXPECT_EQ(tail_at(129, direct256), 1);
+  EXPECT_EQ(tail_at(300, direct256), 44);  // two direct tiles and the rest
   EXPECT_EQ(tail_at(256, direct256), 0);
   GemmTactic swap = direct;
   swap.swap_ab = true;

@@ -617,11 +617,13 @@ TEST(MoeFc2, EveryTokenTileSkippedWritesZeros) {
 
 // Without a forced tactic, the tokens past the direct tile's last whole
 // 128-token tile run as a call of their own where they are 1-64, or 65-96
-// on the 256-K stage tiles (the 96-token tile; tuning::moe_tail_tokens):
-// every token's row against the reference, both halves' alpha and output
-// rows (token-major and expert-major alpha), and the split recorded, on the
-// 256-K and the 128-K stage tiles; on the 128-K ones 96 left over run with
-// the rest.
+// on the 256-K stage tiles (the 96-token tile; tuning::moe_tail_tokens),
+// and there 145-192 tokens run as 96 and the rest, the second call's
+// tokens starting inside a 128-row scale band (their scales copied to a
+// band start first): every token's row against the reference, both halves'
+// alpha and output rows (token-major and expert-major alpha), and the
+// split recorded, on the 256-K and the 128-K stage tiles; on the 128-K ones
+// 96 left over run with the rest.
 TEST(MoeFc2, TailTokensRunOnTheirOwnTile) {
   FP4MOE_REQUIRE_GPU();
   test::Rng rng;
@@ -630,35 +632,93 @@ TEST(MoeFc2, TailTokensRunOnTheirOwnTile) {
   };
   int ran = 0;
   for (Fp4Format format : {Fp4Format::kNVFP4, Fp4Format::kMXFP4}) {
-    for (const TailCase tc : {TailCase{160, 32, 32}, TailCase{192, 64, 64}, TailCase{300, 44, 44}, TailCase{129, 1, 1},
-                              TailCase{224, 96, 0}}) {
+    for (const TailCase tc : {TailCase{160, 64, 32}, TailCase{192, 96, 64}, TailCase{150, 54, 22}, TailCase{300, 44, 44},
+                              TailCase{129, 1, 1}, TailCase{224, 96, 0}}) {
       for (Fp4Content content : {Fp4Content::kRandom, Fp4Content::kIntegerValued}) {
-        Fc2Case c;
-        c.format = format;
-        c.experts = 8;
-        c.width = content == Fp4Content::kRandom ? 256 : 128;  // 256-K and 128-K stage tiles
-        c.m = tc.m;
-        c.n = 256;
-        c.content = content;
-        c.alpha = ran % 2 ? AlphaKind::kTopK : AlphaKind::kDense;
-        c.expert_major = ran % 3 == 1;
-        c.out = ran % 4 == 3 && content == Fp4Content::kRandom ? DType::kBF16 : DType::kFP32;
-        c.repeats = 2;
-        SCOPED_TRACE(c.describe());
-        test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
-        const detail::PlannedTactic& ran_plan = detail::last_planned_tactic();
-        EXPECT_FALSE(ran_plan.tactic.swap_ab) << c.describe();
-        const int tail = c.width == 256 ? tc.tail : tc.tail_128k;
-        EXPECT_EQ(ran_plan.tail_tokens, tail) << c.describe();
-        if (tail > 0) {
-          EXPECT_TRUE(ran_plan.tail.swap_ab) << c.describe() << ": " << ran_plan.tail.name();
-          // The first call: the whole tiles, planned for their own tokens (the direct tile here).
-          EXPECT_FALSE(ran_plan.head.swap_ab) << c.describe() << ": " << ran_plan.head.name();
+        for (int width : {256, 128}) {  // 256-K and 128-K stage tiles
+          Fc2Case c;
+          c.format = format;
+          c.experts = 8;
+          c.width = width;
+          c.m = tc.m;
+          c.n = 256;
+          c.content = content;
+          c.alpha = ran % 2 ? AlphaKind::kTopK : AlphaKind::kDense;
+          c.expert_major = ran % 3 == 1;
+          c.out = ran % 4 == 3 && content == Fp4Content::kRandom ? DType::kBF16 : DType::kFP32;
+          c.repeats = 2;
+          SCOPED_TRACE(c.describe());
+          test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
+          const detail::PlannedTactic& ran_plan = detail::last_planned_tactic();
+          EXPECT_FALSE(ran_plan.tactic.swap_ab) << c.describe();
+          const int tail = c.width == 256 ? tc.tail : tc.tail_128k;
+          EXPECT_EQ(ran_plan.tail_tokens, tail) << c.describe();
+          if (tail > 0) {
+            EXPECT_TRUE(ran_plan.tail.swap_ab) << c.describe() << ": " << ran_plan.tail.name();
+            // The first call: the whole tiles, planned for their own tokens
+            // (the direct tile), or 96 tokens (the 96-token swap-AB tile).
+            const int head = tc.m - tail;
+            EXPECT_EQ(ran_plan.head.swap_ab, head % 128 != 0) << c.describe() << ": " << ran_plan.head.name();
+            if (head % 128 != 0) {
+              EXPECT_EQ(ran_plan.head.block_n, head) << c.describe();
+            }
+          }
+          ++ran;
         }
-        ++ran;
       }
     }
   }
+  EXPECT_EQ(ran, 2 * 6 * 2 * 2);
+}
+
+// The split at 96 inside a CUDA graph: the copy of the second call's
+// scales is one of the graph's kernels, so a replay after A changed (codes
+// and scales, in the same buffers) multiplies with the new scales: it
+// equals the eager call on the new data bit for bit, which it would not if
+// it read the copy the warm-up call left.
+TEST(MoeFc2, SplitAt96ReplaysInAGraph) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  cudaStream_t s = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  const int experts = 8, width = 256, m = 176, n = 256, k = experts * width;
+  test::HostFp4 a(Fp4Format::kNVFP4, ScaleLayout::kTiled128x4, m, k), a2(Fp4Format::kNVFP4, ScaleLayout::kTiled128x4, m, k),
+      b(Fp4Format::kNVFP4, ScaleLayout::kTiled128x4, n, k);
+  test::fill_random(a, rng);
+  test::fill_random(a2, rng);
+  test::fill_random(b, rng);
+  std::vector<float> alpha(static_cast<std::size_t>(m) * experts);
+  for (float& v : alpha) v = rng.uniform(-1.5f, 1.5f);
+  test::DeviceFp4 da(a), db(b);
+  da.upload(a);
+  db.upload(b);
+  test::DeviceBuffer<float> dalpha(alpha.size()), dd(static_cast<std::size_t>(m) * n);
+  dalpha.upload(alpha);
+  auto call = [&] {
+    moe_dense_fc2(da.t, db.t, MatrixView{dalpha.get(), DType::kFP32, m, experts}, width,
+                  MatrixView{dd.get(), DType::kFP32, m, n}, s);
+  };
+  call();  // the warm-up: makes the stream's workspace
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  const detail::PlannedTactic planned = detail::last_planned_tactic();
+  ASSERT_EQ(planned.tail_tokens, m - 96) << planned.ran_text();
+  ASSERT_EQ(planned.head.block_n, 96) << planned.ran_text();
+  const std::vector<float> before = dd.download();
+
+  const test::CapturedGraph graph(s, call);
+  ASSERT_TRUE(graph.ok());
+  da.upload(a2);
+  dd.fill_bytes(0xff);
+  ASSERT_EQ(graph.launch(s), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  const std::vector<float> replayed = dd.download();
+  dd.fill_bytes(0xff);
+  call();
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  const std::vector<float> eager = dd.download();
+  EXPECT_TRUE(replayed == eager) << "the replay equals the eager call on the new data, bit for bit";
+  EXPECT_FALSE(eager == before) << "new data gives a new result";
+  test::destroy_stream(s);
 }
 
 // The 96- and 128-token swap-AB tiles read an expert's alpha at its fold
