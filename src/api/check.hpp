@@ -13,6 +13,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "common/call_device_scope.hpp"
 #include "common/device_info.hpp"
 #include "fp4moe/error.hpp"
 #include "fp4moe/tensor.hpp"
@@ -51,6 +52,8 @@ std::string error_text(const T& v) {
 class ArgCheck {
  public:
   explicit ArgCheck(const char* function) : function_(function) {}
+  ArgCheck(const ArgCheck&) = delete;
+  ArgCheck& operator=(const ArgCheck&) = delete;
 
   /// Fails with `rule` unless `ok`; `got` is appended to the message when
   /// it is not empty. Each part is turned into text only on failure.
@@ -131,6 +134,7 @@ class ArgCheck {
 
  private:
   const char* function_;
+  CallDeviceScope device_scope_;  ///< the current device asked once for the whole call
 };
 
 }  // namespace fp4moe::detail

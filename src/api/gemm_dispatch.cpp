@@ -1,8 +1,11 @@
 #include "api/gemm_dispatch.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "api/fp4_tensor_checks.hpp"
 #include "common/device_info.hpp"
@@ -138,6 +141,42 @@ const kernels::KernelEntry& heuristic_kernel(const ArgCheck& c, const tuning::Pr
 
 thread_local PlannedTactic t_last_plan;
 
+/// The heuristic's tactic and its kernel for each shape this thread has
+/// planned: pick_tactic and its check took ~290-490 ns of a call's host
+/// time (docs/PERF.md stop 70), a lookup here a few tens. Both are
+/// functions of the shape alone (sm_count and b_prepacked included), so an
+/// entry never goes stale; the table is emptied when it holds 4096 shapes.
+/// Per thread, so no lock.
+class HeuristicMemo {
+ public:
+  struct Pick {
+    GemmTactic tactic;
+    const kernels::KernelEntry* kernel;
+  };
+  const Pick& pick(const ArgCheck& c, const tuning::ProblemShape& s) {
+    const Key key{(std::int64_t(s.format) << 40) | (std::int64_t(s.layout) << 32) | (std::int64_t(s.b_prepacked) << 31) |
+                      std::int64_t(s.sm_count),
+                  (std::int64_t(s.m) << 32) | std::uint32_t(s.n), (std::int64_t(s.k) << 32) | std::uint32_t(s.groups),
+                  (std::int64_t(s.experts) << 32) | std::uint32_t(s.top_k)};
+    if (const auto hit = picks_.find(key); hit != picks_.end()) return hit->second;
+    if (picks_.size() >= 4096) picks_.clear();
+    const GemmTactic t = tuning::pick_tactic(s);
+    return picks_.emplace(key, Pick{t, &heuristic_kernel(c, s, t)}).first->second;
+  }
+
+ private:
+  using Key = std::array<std::int64_t, 4>;
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const noexcept {
+      std::uint64_t h = 0x9e3779b97f4a7c15ull;
+      for (const std::int64_t v : k) h = (h ^ std::uint64_t(v)) * 0x100000001b3ull + (h >> 29);
+      return static_cast<std::size_t>(h);
+    }
+  };
+  std::unordered_map<Key, Pick, KeyHash> picks_;
+};
+thread_local HeuristicMemo t_heuristic;
+
 kernels::OperandParams operand(const Fp4Tensor& t) {
   kernels::OperandParams o;
   o.scales = static_cast<const std::uint8_t*>(t.scales);
@@ -183,8 +222,9 @@ GemmPlan plan_gemm(const ArgCheck& c, const TuneShape& call_in, std::int64_t m_r
       }
     }
     if (!e) {
-      t = tuning::pick_tactic(shape);
-      e = &heuristic_kernel(c, shape, t);
+      const HeuristicMemo::Pick& pick = t_heuristic.pick(c, shape);
+      t = pick.tactic;
+      e = pick.kernel;
       source = PlannedTactic::Source::kHeuristic;
       // (The heuristic picks neither the FP8 route nor, for prepacked B, the
       // CUDA-core route: the tactics of these layouts without a prepacked kernel.)

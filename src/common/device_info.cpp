@@ -5,13 +5,26 @@
 #include <array>
 #include <atomic>
 
+#include "common/call_device_scope.hpp"
 #include "common/cuda_check.hpp"
 
 namespace fp4moe::detail {
 
+namespace {
+thread_local int t_call_scopes = 0;
+thread_local int t_call_device = -1;  ///< the answer within the scopes (-1: not asked yet)
+}  // namespace
+
+CallDeviceScope::CallDeviceScope() noexcept { ++t_call_scopes; }
+CallDeviceScope::~CallDeviceScope() {
+  if (--t_call_scopes == 0) t_call_device = -1;
+}
+
 int current_device() {
+  if (t_call_device >= 0) return t_call_device;  // (set only inside a scope)
   int dev = 0;
   FP4MOE_CUDA_CHECK(cudaGetDevice(&dev));
+  if (t_call_scopes > 0) t_call_device = dev;
   return dev;
 }
 
