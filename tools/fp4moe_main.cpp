@@ -41,8 +41,8 @@ void usage() {
       "  heuristic's; --no-tuning-cache runs the heuristic's everywhere.\n"
       "  Data: random FP4 codes; MXFP4 weights' block scales 2^-9..2^1 (as an MX quantizer gives weights), tokens'\n"
       "  2^-7..2^3; --wide-weight-scales gives the weights the tokens' range. --moe-width W: the expert width of the\n"
-      "  seed-fc2 and moe-fc2 suites (default 256, the seed workload; a multiple of 128, e.g. 2048 for DeepSeek-V3's\n"
-      "  experts; E = 256 and N = 7168 stay; `tune` and `sweep` keep 256).\n"
+      "  seed-fc2 and moe-fc2 suites and moe-fc1's I (default 256, the seed workload; a multiple of 128, e.g. 2048\n"
+      "  for DeepSeek-V3's experts; E = 256 and N = K = 7168 stay; `tune` and `sweep` keep 256).\n"
       "suites:\n");
   for (const Suite& s : all_suites()) std::printf("  %-10s %s\n", s.name, s.description);
 }

@@ -9,6 +9,7 @@ void run_decode_suite(SuiteContext&);
 void run_prefill_suite(SuiteContext&);
 void run_seed_fc2_suite(SuiteContext&);
 void run_moe_fc2_suite(SuiteContext&);
+void run_moe_fc1_suite(SuiteContext&);
 std::vector<GemmRowSpec> dense_rows();
 std::vector<GemmRowSpec> decode_rows();
 std::vector<GemmRowSpec> prefill_rows();
@@ -25,6 +26,8 @@ const std::vector<Suite>& all_suites() {
        run_seed_fc2_suite, seed_fc2_rows},
       {"moe-fc2", "moe_dense_fc2 with top-8 routing, expert skipping (target: <= 65 us for M in 32..384)", run_moe_fc2_suite,
        moe_fc2_rows},
+      {"moe-fc1", "moe_dense_fc1_swiglu, E=256 I=256 K=7168, BF16 and NVFP4 out (no target: what FC1 costs)",
+       run_moe_fc1_suite},
       {"quantize", "BF16 -> NVFP4 / MXFP4, 1 and 4 GiB (target: >= 90% of copy bandwidth)", run_quantize_suite},
   };
   return suites;
