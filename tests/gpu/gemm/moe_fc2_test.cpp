@@ -403,57 +403,11 @@ TEST(MoeFc2, GatherPlacementSharesMatchReferenceAndRepeat) {
   EXPECT_GT(ran, 0) << "no gather kernel shares by placement";
 }
 
-// The gathered formulation on the shapes that stress it: experts with more
-// tokens than a pass holds (several passes, dense alpha), expert-major
-// alpha, W = 2048, BF16 out, and the most tokens its kernel holds; whole
-// tiles, 2 expert slices and stream-K (partial accumulators); repeats
-// bit-identical (passes add into the shared accumulator in order, slices
-// in slot order).
-TEST(MoeFc2, GatherPassesAndTokenLimit) {
-  FP4MOE_REQUIRE_GPU();
-  test::Rng rng;
-  int ran = 0;
-  for (const auto& e : kernels::kernel_registry()) {
-    if (!e.tactic.moe_gather) continue;
-    struct Shape {
-      int experts, width, m, n;
-      AlphaKind alpha;
-      bool expert_major;
-      DType out;
-    };
-    const Shape shapes[] = {{8, 256, 200, 512, AlphaKind::kDense, false, DType::kFP32},
-                            {3, 2048, 70, 320, AlphaKind::kTopK, true, DType::kBF16},
-                            {256, 128, 384, 256, AlphaKind::kTopK, false, DType::kFP32},
-                            {4, 128, e.max_m, 128, AlphaKind::kDense, true, DType::kFP32}};
-    for (const Shape& sh : shapes) {
-      Fc2Case c;
-      c.format = e.format;
-      c.experts = sh.experts;
-      c.width = sh.width % e.tactic.block_k == 0 ? sh.width : e.tactic.block_k;  // stages hold whole experts
-      c.m = std::min(sh.m, e.max_m);  // a two-CTA tile holds fewer tokens
-      c.n = sh.n;
-      c.alpha = sh.alpha;
-      c.expert_major = sh.expert_major;
-      c.out = sh.out;
-      c.repeats = 3;
-      for (int split : {1, 2, 0}) {
-        GemmTactic t = e.tactic;
-        t.split_k = split;
-        c.tactic = &t;
-        SCOPED_TRACE(c.describe());
-        test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
-        ++ran;
-      }
-    }
-  }
-  EXPECT_GT(ran, 0) << "no gather kernel";
-}
-
 // Passes of several stages (W > BK: the producer interleaves a round of
 // passes' stages, one per consumer warpgroup, and pads a tile's last round
 // with passes without data) on calls small enough for compute-sanitizer
 // racecheck (racecheck of GatherPassesAndTokenLimit, which covers them on
-// larger shapes, never finished in 280 s; this one took from seconds to
+// larger shapes, never finished in 280 s as one test; this one took from seconds to
 // minutes, docs/PERF.md stop 28): each gather kernel, W = 2048, dense
 // alpha over three experts (so tiles of 3, 6 or 9 passes: last rounds of
 // every length), whole tiles and stream-K. One test per kernel, named by
@@ -469,6 +423,15 @@ std::vector<int> gather_kernel_indices() {
   for (int i = 0; i < static_cast<int>(reg.size()); ++i)
     if (reg[i].tactic.moe_gather) out.push_back(i);
   return out;
+}
+
+/// A gather kernel's test name: its format and tactic.
+std::string gather_kernel_name(const ::testing::TestParamInfo<int>& info) {
+  const auto& e = kernels::kernel_registry()[static_cast<std::size_t>(info.param)];
+  std::string name = std::string(format_name(e.format)) + "_" + e.tactic.name();
+  for (char& ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return name;
 }
 
 TEST_P(GatherMultiStagePassesSmall, MatchesReferenceAndRepeats) {
@@ -492,13 +455,55 @@ TEST_P(GatherMultiStagePassesSmall, MatchesReferenceAndRepeats) {
 }
 
 INSTANTIATE_TEST_SUITE_P(MoeFc2, GatherMultiStagePassesSmall, ::testing::ValuesIn(gather_kernel_indices()),
-                         [](const ::testing::TestParamInfo<int>& info) {
-                           const auto& e = kernels::kernel_registry()[static_cast<std::size_t>(info.param)];
-                           std::string name = std::string(format_name(e.format)) + "_" + e.tactic.name();
-                           for (char& ch : name)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return name;
-                         });
+                         gather_kernel_name);
+
+// The gathered formulation on the shapes that stress it: experts with more
+// tokens than a pass holds (several passes, dense alpha), expert-major
+// alpha, W = 2048, BF16 out, and the most tokens its kernel holds; whole
+// tiles, 2 expert slices and stream-K (partial accumulators); repeats
+// bit-identical (passes add into the shared accumulator in order, slices
+// in slot order). One test per gather kernel, so compute-sanitizer can take
+// them a few at a time (all in one process never finished under racecheck).
+class GatherPassesAndTokenLimit : public ::testing::TestWithParam<int> {};
+
+TEST_P(GatherPassesAndTokenLimit, MatchesReferenceAndRepeats) {
+  FP4MOE_REQUIRE_GPU();
+  test::Rng rng;
+  const auto& e = kernels::kernel_registry()[static_cast<std::size_t>(GetParam())];
+  struct Shape {
+    int experts, width, m, n;
+    AlphaKind alpha;
+    bool expert_major;
+    DType out;
+  };
+  const Shape shapes[] = {{8, 256, 200, 512, AlphaKind::kDense, false, DType::kFP32},
+                          {3, 2048, 70, 320, AlphaKind::kTopK, true, DType::kBF16},
+                          {256, 128, 384, 256, AlphaKind::kTopK, false, DType::kFP32},
+                          {4, 128, e.max_m, 128, AlphaKind::kDense, true, DType::kFP32}};
+  for (const Shape& sh : shapes) {
+    Fc2Case c;
+    c.format = e.format;
+    c.experts = sh.experts;
+    c.width = sh.width % e.tactic.block_k == 0 ? sh.width : e.tactic.block_k;  // stages hold whole experts
+    c.m = std::min(sh.m, e.max_m);  // a two-CTA tile holds fewer tokens
+    c.n = sh.n;
+    c.alpha = sh.alpha;
+    c.expert_major = sh.expert_major;
+    c.out = sh.out;
+    c.repeats = test::under_sanitizer() ? 1 : 3;
+    for (int split : {1, 2, 0}) {
+      GemmTactic t = e.tactic;
+      t.split_k = split;
+      c.tactic = &t;
+      SCOPED_TRACE(c.describe());
+      test::sanitizer_progress(c.describe());
+      test::expect_gemm_ok_for(c.describe(), c.out, c.content, run_fc2(c, rng));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(MoeFc2, GatherPassesAndTokenLimit, ::testing::ValuesIn(gather_kernel_indices()),
+                         gather_kernel_name);
 
 // MXFP4's FP8 route applies alpha with every 32-K block's scale factors, so
 // the producer writes the expert's alpha into every stage of it (the BF16
