@@ -53,16 +53,23 @@ __device__ __forceinline__ void swiglu_epilogue(const GemmParams& p, const Tile&
       }
       continue;
     }
-    // NVFP4: 16-column block b = column groups 2b, 2b + 1.
+    // NVFP4: 16-column block b = column groups 2b, 2b + 1. The values
+    // first, unrolled (their registers come from acc's); then one rolled
+    // loop quantises the blocks from a local copy. Unrolled over 2 rows x 8
+    // blocks, the quantisation was ~8000 SASS instructions run once a tile:
+    // fetched from L2 each time, it cost the NVFP4 output 1.2-1.4x the BF16
+    // output's time (ncu: no-instruction stalls 15% of the samples against
+    // 2%; docs/PERF.md stop 71).
+    float v[kGroups / 2][4];
 #pragma unroll
+    for (int b = 0; b < kGroups / 2; ++b)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) v[b][q] = value(2 * b + q / 2, q % 2);
+#pragma unroll 1
     for (int b = 0; b < kGroups / 2; ++b) {
-      float v[2][2];
       std::uint32_t amax = 0;
 #pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        v[q / 2][q % 2] = value(2 * b + q / 2, q % 2);
-        amax = max(amax, detail::abs_bits(v[q / 2][q % 2]));
-      }
+      for (int q = 0; q < 4; ++q) amax = max(amax, detail::abs_bits(v[b][q]));
       amax = max(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
       amax = max(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
       const std::uint8_t code = detail::nvfp4_scale_code(amax, g);
@@ -72,9 +79,8 @@ __device__ __forceinline__ void swiglu_epilogue(const GemmParams& p, const Tile&
         const float sf = detail::decode_block_scale(true, code);
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
-          const float* x = v[half];
-          const unsigned lo = zeroed ? 0u : detail::nvfp4_element_code(x[0], g, sf);
-          const unsigned hi = zeroed ? 0u : detail::nvfp4_element_code(x[1], g, sf);
+          const unsigned lo = zeroed ? 0u : detail::nvfp4_element_code(v[b][2 * half], g, sf);
+          const unsigned hi = zeroed ? 0u : detail::nvfp4_element_code(v[b][2 * half + 1], g, sf);
           p.fc1_fp4_data[(std::int64_t(m) * out_cols + col + 8 * half + 2 * j) / 2] = static_cast<std::uint8_t>(lo | (hi << 4));
         }
       }
