@@ -19,10 +19,13 @@ DeviceFp4Tensor::DeviceFp4Tensor(Fp4Format f, std::int64_t rows, std::int64_t co
   if (f == Fp4Format::kNVFP4) {
     fill_random_bytes(t_.scales, t_.scale_bytes_total(), seed + 1, 0x30, 0x48, s);  // E4M3 0.5 .. 4
     FP4MOE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&t_.global_scale), sizeof(float) * groups));
-    std::vector<float> ones(static_cast<std::size_t>(groups), 1.0f);
-    detail::upload(t_.global_scale, ones.data(), sizeof(float) * groups, s);
+    // (FC1's tokens: 2^-9, so that a gate's spread is ~6: ScaleData::kGates.)
+    std::vector<float> global(static_cast<std::size_t>(groups), data == ScaleData::kGates ? 0x1p-9f : 1.0f);
+    detail::upload(t_.global_scale, global.data(), sizeof(float) * groups, s);
   } else {
-    if (data == ScaleData::kWeights) {
+    if (data == ScaleData::kGates) {
+      fill_random_bytes(t_.scales, t_.scale_bytes_total(), seed + 1, 119, 123, s);  // 2^-8 .. 2^-4
+    } else if (data == ScaleData::kWeights) {
       fill_random_bytes(t_.scales, t_.scale_bytes_total(), seed + 1, 118, 128, s);  // 2^-9 .. 2^1
     } else {
       fill_random_bytes(t_.scales, t_.scale_bytes_total(), seed + 1, 120, 130, s);  // 2^-7 .. 2^3

@@ -1,5 +1,6 @@
 // Device operands of one FP4 GEMM benchmark problem, filled with random data
-// (every E2M1 code; block scales over a moderate range; unit global scales).
+// (every E2M1 code; block scales over a moderate range; unit global scales,
+// except FC1's tokens: kGates).
 //
 // MXFP4 block scales depend on what the operand is (ScaleData): tokens take
 // codes 120..130 (2^-7..2^3: activations, outliers included), weights
@@ -19,8 +20,14 @@
 
 namespace fp4moe::bench {
 
-/// The block-scale range of an operand's random data (see above).
-enum class ScaleData { kTokens, kWeights };
+/// The block-scale range of an operand's random data (see above). kGates:
+/// FC1's tokens, scaled so that against kWeights-style weights over K = 7168
+/// a gate (and an up value) has a spread of ~6 (NVFP4: global scale 2^-9;
+/// MXFP4: block scales 2^-8..2^-4), where silu is a curve; with kTokens a
+/// gate is in the hundreds, silu is the identity or 0, and ~half of the
+/// epilogue's divisions take CUDA's slow path (an infinite or zero operand:
+/// docs/PERF.md stop 71).
+enum class ScaleData { kTokens, kWeights, kGates };
 
 /// The data choices of a benchmark run (printed in its header and JSON).
 struct DataOptions {
