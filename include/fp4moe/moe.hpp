@@ -55,8 +55,9 @@ namespace fp4moe {
 /// tile): each output row still comes from one kernel, with the same
 /// numerics. With 256-K stages, 145-192 tokens run instead as 96 tokens on
 /// the 96-token tile and the rest on another swap-AB tile; the rest's block
-/// scales are first copied to a 128-row band start (a small kernel, into
-/// the per-stream workspace: below one 128-row band of A's scales). The FP8
+/// scales are first copied to a 128-row band start (a small kernel; the
+/// copy, one 128-row band of A's scales, lives in the per-stream workspace
+/// of fp4moe/workspace.hpp). The FP8
 /// route's tile (GemmTactic::fp8), even a cached one, never has its tail
 /// split off.
 void moe_dense_fc2(const Fp4Tensor& a, const Fp4Tensor& b, const MatrixView& alpha, int expert_width, const MatrixView& d,

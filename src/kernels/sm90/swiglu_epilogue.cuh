@@ -56,10 +56,11 @@ __device__ __forceinline__ void swiglu_epilogue(const GemmParams& p, const Tile&
     // NVFP4: 16-column block b = column groups 2b, 2b + 1. The values
     // first, unrolled (their registers come from acc's); then one rolled
     // loop quantises the blocks from a local copy. Unrolled over 2 rows x 8
-    // blocks, the quantisation was ~8000 SASS instructions run once a tile:
-    // fetched from L2 each time, it cost the NVFP4 output 1.2-1.4x the BF16
-    // output's time (ncu: no-instruction stalls 15% of the samples against
-    // 2%; docs/PERF.md stop 71).
+    // blocks, the quantisation made the kernel's code 201 KB instead of 117,
+    // run once a tile and fetched from L2 each time (ncu: no-instruction
+    // stalls 15% of the samples against the BF16 output's 2%): the NVFP4
+    // output took 1.25-1.53x the BF16 output's time, now 1.12-1.16x
+    // (docs/PERF.md stop 71).
     float v[kGroups / 2][4];
 #pragma unroll
     for (int b = 0; b < kGroups / 2; ++b)
