@@ -19,7 +19,7 @@ DeviceFp4Tensor::DeviceFp4Tensor(Fp4Format f, std::int64_t rows, std::int64_t co
   if (f == Fp4Format::kNVFP4) {
     fill_random_bytes(t_.scales, t_.scale_bytes_total(), seed + 1, 0x30, 0x48, s);  // E4M3 0.5 .. 4
     FP4MOE_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&t_.global_scale), sizeof(float) * groups));
-    // (FC1's tokens: 2^-9, so that a gate's spread is ~6: ScaleData::kGates.)
+    // (FC1's tokens: 2^-9, so that a gate's spread is a few units: ScaleData::kGates.)
     std::vector<float> global(static_cast<std::size_t>(groups), data == ScaleData::kGates ? 0x1p-9f : 1.0f);
     detail::upload(t_.global_scale, global.data(), sizeof(float) * groups, s);
   } else {

@@ -22,8 +22,9 @@ namespace fp4moe::bench {
 
 /// The block-scale range of an operand's random data (see above). kGates:
 /// FC1's tokens, scaled so that against kWeights-style weights over K = 7168
-/// a gate (and an up value) has a spread of ~6 (NVFP4: global scale 2^-9;
-/// MXFP4: block scales 2^-8..2^-4), where silu is a curve; with kTokens a
+/// a gate (and an up value) has a spread of a few units (NVFP4: global
+/// scale 2^-9, ~6; MXFP4: block scales 2^-8..2^-4, ~9; estimated from the
+/// codes' and scales' mean squares, not measured), where silu is a curve; with kTokens a
 /// gate is in the hundreds, silu is the identity or 0, and ~half of the
 /// epilogue's divisions take CUDA's slow path (an infinite or zero operand:
 /// docs/PERF.md stop 71).

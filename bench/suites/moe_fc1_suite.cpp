@@ -7,7 +7,7 @@
 // GEMM (without the SwiGLU) in the same run. FC1 has one tile, 128 tokens
 // by 128 gate and 128 up rows, so a call of fewer tokens pads its token
 // tile: the rows below 128 tokens show what that costs. The tokens' scales
-// put a gate's spread near 6 (ScaleData::kGates), so silu is a curve, as in
+// put a gate's spread at a few units (ScaleData::kGates), so silu is a curve, as in
 // a served model; with the other suites' token scales every gate was in the
 // hundreds.
 #include <memory>
