@@ -59,7 +59,7 @@ __device__ __forceinline__ void swiglu_epilogue(const GemmParams& p, const Tile&
     // blocks, the quantisation made the kernel's code 201 KB instead of 117,
     // run once a tile and fetched from L2 each time (ncu: no-instruction
     // stalls 15% of the samples against the BF16 output's 2%): the NVFP4
-    // output took 1.25-1.53x the BF16 output's time, now 1.12-1.16x
+    // output took 1.20-1.53x the BF16 output's time, now 1.11-1.16x
     // (docs/PERF.md stop 71).
     float v[kGroups / 2][4];
 #pragma unroll
