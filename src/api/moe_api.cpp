@@ -78,6 +78,11 @@ void run_gathered_fc2(const detail::GemmPlan& pl, const Fp4Tensor& a, const Fp4T
   detail::launch_gemm(pl, gathered, b, p, stream);
 }
 
+/// Bytes of the gathered copy a planned call takes of the gather workspace (0: none).
+std::size_t gathered_bytes(const detail::GemmPlan& pl, std::int64_t tokens, std::int64_t experts, int expert_width) {
+  return pl.kernel->tactic.moe_gather ? kernels::gather_layout(tokens, experts, expert_width).bytes : 0;
+}
+
 /// Reserves what one planned moe_dense_fc2 call takes of the per-stream
 /// workspace (the gathered copy, the split-K partials), launching nothing.
 /// A call run as two launches reserves for both before the first, and the
@@ -85,8 +90,7 @@ void run_gathered_fc2(const detail::GemmPlan& pl, const Fp4Tensor& a, const Fp4T
 /// of memory, or growth refused during graph capture) after a launch.
 void reserve_fc2(const detail::GemmPlan& pl, std::int64_t tokens, std::int64_t experts, int expert_width,
                  cudaStream_t stream) {
-  if (pl.kernel->tactic.moe_gather)
-    detail::gather_workspace(stream, kernels::gather_layout(tokens, experts, expert_width).bytes);
+  if (const std::size_t bytes = gathered_bytes(pl, tokens, experts, expert_width)) detail::gather_workspace(stream, bytes);
   detail::reserve_gemm_workspace(pl, static_cast<std::int32_t>(tokens), stream);
 }
 
@@ -119,11 +123,6 @@ Fp4Tensor fp4_rows(const Fp4Tensor& t, std::int64_t first, std::int64_t count, s
                               : retiled;
   r.rows = count;
   return r;
-}
-
-/// Bytes of the gathered copy a planned call takes of the gather workspace (0: none).
-std::size_t gathered_bytes(const detail::GemmPlan& pl, std::int64_t tokens, std::int64_t experts, int expert_width) {
-  return pl.kernel->tactic.moe_gather ? kernels::gather_layout(tokens, experts, expert_width).bytes : 0;
 }
 
 /// Rows [first, first + count) of a matrix view.

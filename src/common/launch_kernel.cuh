@@ -4,9 +4,11 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 
 #include "common/cuda_check.hpp"
@@ -27,6 +29,13 @@ void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t
   config.dynamicSmemBytes = smem;
   config.stream = stream;
   FP4MOE_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+}
+
+/// Blocks of `threads` for a grid-stride loop over `items`: one item a
+/// thread, at most eight blocks an SM (the loop takes the rest), at least one.
+inline unsigned grid_stride_blocks(std::int64_t items, int threads) {
+  const std::int64_t blocks = std::min<std::int64_t>((items + threads - 1) / threads, current_device_sm_count() * 8LL);
+  return static_cast<unsigned>(std::max<std::int64_t>(blocks, 1));
 }
 
 /// cudaFuncSetAttribute(kernel, MaxDynamicSharedMemorySize, bytes), once per

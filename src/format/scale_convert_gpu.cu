@@ -33,9 +33,7 @@ void launch_copy_tiled_scale_rows(const std::uint8_t* src, std::int64_t first, s
                                   std::uint8_t* dst, cudaStream_t stream) {
   const std::int64_t words = scale_bytes(ScaleLayout::kTiled128x4, rows, cols) / 4;
   constexpr int kThreads = 256;
-  const std::int64_t blocks = std::min<std::int64_t>(ceil_div(words, kThreads), current_device_sm_count() * 8LL);
-  launch_kernel(copy_tiled_scale_rows_kernel, dim3(static_cast<unsigned>(std::max<std::int64_t>(blocks, 1))), kThreads,
-                0, stream, reinterpret_cast<const std::uint32_t*>(src), first, rows, cols,
+  launch_kernel(copy_tiled_scale_rows_kernel, dim3(grid_stride_blocks(words, kThreads)), kThreads, 0, stream, reinterpret_cast<const std::uint32_t*>(src), first, rows, cols,
                 reinterpret_cast<std::uint32_t*>(dst), words);
 }
 
@@ -50,8 +48,7 @@ void launch_convert_scale_layout(const std::uint8_t* src, ScaleLayout src_layout
     return;
   }
   constexpr int kThreads = 256;
-  const std::int64_t blocks = std::min<std::int64_t>(ceil_div(dst_bytes, kThreads), current_device_sm_count() * 8LL);
-  const dim3 grid(static_cast<unsigned>(std::max<std::int64_t>(blocks, 1)), static_cast<unsigned>(groups));
+  const dim3 grid(grid_stride_blocks(dst_bytes, kThreads), static_cast<unsigned>(groups));
   launch_kernel(convert_scale_layout_kernel, grid, kThreads, 0, stream, src, src_layout, dst, rows, cols, src_bytes, dst_bytes);
 }
 

@@ -1,7 +1,6 @@
 // The prepacked weight bit order on the GPU: one word a thread per step, the
 // same permutation as the CPU (weight_prepack.hpp). A one-time step at weight
 // load, so plain 32-bit accesses.
-#include <algorithm>
 
 #include "common/cuda_check.hpp"
 #include "common/device_info.hpp"
@@ -21,8 +20,7 @@ __global__ void prepack_weights_kernel(const std::uint32_t* src, std::uint32_t* 
 
 void launch_prepack_weights(const std::uint8_t* src, std::uint8_t* dst, std::int64_t words, cudaStream_t stream) {
   constexpr int kThreads = 256;
-  const std::int64_t blocks = std::max<std::int64_t>(1, std::min<std::int64_t>(ceil_div(words, kThreads), current_device_sm_count() * 8LL));
-  launch_kernel(prepack_weights_kernel, static_cast<unsigned>(blocks), kThreads, 0, stream,
+  launch_kernel(prepack_weights_kernel, grid_stride_blocks(words, kThreads), kThreads, 0, stream,
                 reinterpret_cast<const std::uint32_t*>(src), reinterpret_cast<std::uint32_t*>(dst), words);
 }
 

@@ -352,14 +352,15 @@ int moe_tail_tokens(const ProblemShape& s, const GemmTactic& picked, int block_t
   if (s.layout != kernels::Layout::kMoeDense || picked.swap_ab || picked.moe_gather || picked.fp8 || block_tokens <= 0 ||
       s.m <= block_tokens)
     return 0;
+  const int tail = s.m % block_tokens;
+  const bool split_at_96 = block_tokens == 128 && s.m < 2 * block_tokens && tail > 16 && tail <= 64;
+  if (tail <= 64 && !split_at_96) return tail;
   // The widest swap-AB tile below the direct tile's tokens with these stages (the 96-token one).
   int widest = 0;
   for (const GemmTactic& t : compiled_tactics(s.format, s.layout))
     if (t.swap_ab && !t.moe_gather && t.block_n < block_tokens && t.block_k == picked.block_k)
       widest = std::max(widest, t.block_n);
-  const int tail = s.m % block_tokens;
-  if (widest == 96 && block_tokens == 128 && s.m < 2 * block_tokens && tail > 16 && tail <= 64) return s.m - widest;
-  if (tail <= 64) return tail;
+  if (split_at_96) return widest == 96 ? s.m - widest : tail;
   return tail <= widest ? tail : 0;  // 65-96 tokens: where the 96-token tile serves the stages
 }
 
